@@ -1,0 +1,619 @@
+"""``Sessions``: the event-sourced application that creates, appends, forks and reads.
+
+Appends are synchronous and in memory (the live handle's pending events are the
+write-behind buffer); :meth:`Sessions.flush` is the durability checkpoint: one
+transaction per session. Persistence comes from the environment only
+(``PERSISTENCE_MODULE`` and the library's settings), so the same code runs on POPO in
+tests and on SQLite or PostgreSQL in production.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.persistence import IntegrityError, StoredEvent
+
+from domain.errors import (
+    SessionAlreadyExistsError,
+    SessionConflictError,
+    SessionForkError,
+    SessionNotFoundError,
+    StaleSessionError,
+    UnsupportedSessionFormatError,
+)
+from domain.events import SessionEvent
+from domain.fork import resolve_fork_boundary
+from domain.json import copy_json, loads
+from domain.messages import derive_message
+from domain.session import (
+    SESSION_FORMAT_VERSION,
+    Clock,
+    Session,
+    SessionCreated,
+    SessionSnapshot,
+    check_session_id,
+    make_header,
+    now_ms,
+    project_session,
+)
+from domain.vocabulary import check_legacy
+
+if TYPE_CHECKING:
+    from eventsourcing.utils import Environment, EnvType
+
+    from domain.json import Envelope
+    from domain.surface import Surface
+
+CreatedObserver = Callable[["SessionHandle"], None]
+EventObserver = Callable[["SessionHandle", "Envelope"], None]
+
+DEFAULT_SNAPSHOT_INTERVAL = 500
+MESSAGE_CACHE_SESSIONS = 16
+RANGE_GAP = 64
+"""Node seqs closer than this are fetched in one range read (the rows between are
+skipped without decoding)."""
+
+
+class SessionHandle:
+    """A live session: appends are recorded in memory and saved by ``flush``.
+
+    A handle is what an agent loop holds while it works. It never does I/O on
+    append. After a concurrency conflict it is *stale*: reload it with
+    :meth:`Sessions.get_session` and re-apply the command.
+    """
+
+    def __init__(self, app: Sessions, aggregate: Session) -> None:
+        self._app = app
+        self._aggregate = aggregate
+        self.stale = False
+        self.detached = False
+
+    @property
+    def id(self) -> str:
+        return self._aggregate.id
+
+    @property
+    def aggregate(self) -> Session:
+        """The aggregate behind the handle (its pending events are unflushed)."""
+        return self._aggregate
+
+    @property
+    def header(self) -> dict[str, Any]:
+        return copy_json(self._aggregate.header)  # type: ignore[no-any-return]
+
+    @property
+    def seq(self) -> int:
+        """The next seq: how many events the log holds, flushed or not."""
+        return self._aggregate.seq
+
+    @property
+    def surface(self) -> Surface:
+        return self._aggregate.surface
+
+    @property
+    def events(self) -> list[Envelope]:
+        """The whole log, stored and pending, as fresh copies."""
+        return self._app.read_events(self.id)
+
+    @property
+    def pending(self) -> list[Envelope]:
+        """Copies of the events appended since the last flush."""
+        return [
+            loads(event.encoded)
+            for event in self._aggregate.pending_events
+            if isinstance(event, SessionEvent)
+        ]
+
+    def append(
+        self,
+        event_type: str,
+        data: Any,
+        surface_op: Any = None,
+        source_event_seqs: Any = None,
+    ) -> Envelope:
+        """Validate and record one event in memory; observers see it at once."""
+        if self.stale:
+            raise StaleSessionError(self.id)
+        envelope = self._aggregate.append(
+            event_type, data, surface_op=surface_op, source_event_seqs=source_event_seqs
+        )
+        if not self.detached:
+            self._app.publish_event(self, envelope)
+        return envelope
+
+    def messages(self) -> list[dict[str, Any]]:
+        return self._app.messages(self.id)
+
+    def __repr__(self) -> str:
+        return f"SessionHandle(id={self.id!r}, seq={self.seq})"
+
+
+class Sessions(Application[str]):
+    """Creates, appends, flushes, forks, repairs and reads agent sessions."""
+
+    name = "Sessions"
+    env: ClassVar[dict[str, str]] = {
+        "MAPPER_TOPIC": "infrastructure.mapper:SessionMapper",
+        "IS_SNAPSHOTTING_ENABLED": "y",
+    }
+    SNAPSHOT_INTERVAL = "AGENTLOG_SNAPSHOT_INTERVAL"
+
+    def __init__(
+        self,
+        env: EnvType | None = None,
+        *,
+        invariants: bool = True,
+        clock: Clock = now_ms,
+    ) -> None:
+        super().__init__(env)
+        self.invariants = invariants
+        self.clock = clock
+        self.snapshot_interval = int(
+            self.env.get(self.SNAPSHOT_INTERVAL) or DEFAULT_SNAPSHOT_INTERVAL
+        )
+        self._live: dict[str, SessionHandle] = {}
+        self._created_observers: list[CreatedObserver] = []
+        self._event_observers: list[EventObserver] = []
+        self._message_cache: OrderedDict[str, dict[int, dict[str, Any] | None]] = (
+            OrderedDict()
+        )
+
+    def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
+        environment = super().construct_env(name, env)
+        # Session ids are strings: an inherited ORIGINATOR_ID_TYPE=uuid would make
+        # writes commit and every read fail, so it is forced here.
+        for key in environment.create_keys("ORIGINATOR_ID_TYPE"):
+            environment[key] = "text"
+        return environment
+
+    # ------------------------------------------------------------- observers
+
+    def subscribe(
+        self,
+        *,
+        created: CreatedObserver | None = None,
+        event: EventObserver | None = None,
+    ) -> Callable[[], None]:
+        """Observe creations and appends (session-core §3.5); returns an unsubscribe."""
+        if created is not None:
+            self._created_observers.append(created)
+        if event is not None:
+            self._event_observers.append(event)
+
+        def unsubscribe() -> None:
+            if created is not None and created in self._created_observers:
+                self._created_observers.remove(created)
+            if event is not None and event in self._event_observers:
+                self._event_observers.remove(event)
+
+        return unsubscribe
+
+    def publish_event(self, handle: SessionHandle, envelope: Envelope) -> None:
+        for observer in list(self._event_observers):
+            observer(handle, envelope)
+
+    # -------------------------------------------------------------- creation
+
+    def create_session(
+        self,
+        cwd: str | None = None,
+        session_id: str | None = None,
+        seed: Sequence[Mapping[str, Any]] | None = None,
+        parent_session: str | None = None,
+        *,
+        created_at: int | None = None,
+        seed_length: int | None = None,
+        delegation_depth: int | None = None,
+        strict: bool = False,
+    ) -> SessionHandle:
+        """Start a live session; nothing is stored until its first non-empty flush.
+
+        A seed (forked or imported history) passes the seed rules and checks (a)–(c)
+        of session-core §0.1, and the turn invariants too when ``strict``.
+        """
+        if session_id is None:
+            session_id = str(uuid.uuid4())
+        check_session_id(session_id)
+        if session_id in self._live:
+            msg = f'session "{session_id}" already exists'
+            raise SessionAlreadyExistsError(msg)
+        header = make_header(
+            session_id,
+            created_at=created_at,
+            cwd=cwd,
+            parent_session=parent_session,
+            seed_length=seed_length,
+            delegation_depth=delegation_depth,
+            clock=self.clock,
+        )
+        if self.is_stored(session_id):
+            msg = (
+                f'session "{session_id}" already has a persisted log; load it with '
+                "get_session instead of creating it"
+            )
+            raise SessionAlreadyExistsError(msg)
+        aggregate = Session.create(
+            session_id,
+            header,
+            seed=seed,
+            strict=strict,
+            invariants=self.invariants,
+            clock=self.clock,
+        )
+        handle = self._enter(aggregate)
+        try:
+            for observer in list(self._created_observers):
+                observer(handle)
+        except BaseException:
+            self._live.pop(session_id, None)
+            raise
+        return handle
+
+    def _enter(self, aggregate: Session) -> SessionHandle:
+        aggregate.invariants = self.invariants
+        aggregate.clock = self.clock
+        handle = SessionHandle(self, aggregate)
+        self._live[aggregate.id] = handle
+        return handle
+
+    def get_session(self, session_id: str) -> SessionHandle:
+        """The live handle of a session, taking a stored session over if needed.
+
+        Taking over repairs: a stored session whose last turn is open gets the
+        closers of session-core §6.3 appended and saved exactly once. A session
+        already live in this process is returned as is (never repaired).
+        """
+        handle = self._live.get(session_id)
+        if handle is not None and not handle.stale:
+            return handle
+        aggregate = self.load_aggregate(session_id)
+        handle = self._enter(aggregate)
+        if aggregate.closers():
+            aggregate.repair()
+            self.flush(handle)
+        return handle
+
+    def repair(self, session_id: str) -> list[Envelope]:
+        """Close an open stored turn now (what ``get_session`` does on take-over)."""
+        live = self._live.get(session_id)
+        if live is not None and not live.stale:
+            return []
+        aggregate = self.load_aggregate(session_id)
+        closers = aggregate.repair()
+        if closers:
+            handle = SessionHandle(self, aggregate)
+            self.flush(handle)
+        return closers
+
+    def load_aggregate(self, session_id: str) -> Session:
+        """The stored session's decision state: latest snapshot plus the tail."""
+        check_session_id(session_id)
+        try:
+            aggregate = self.repository.get(
+                session_id, projector_func=self._project_checked
+            )
+        except AggregateNotFoundError:
+            raise SessionNotFoundError(session_id) from None
+        assert isinstance(aggregate, Session)
+        check_format_version(session_id, aggregate.header)
+        if aggregate.corruption is not None:
+            raise aggregate.corruption
+        aggregate.invariants = self.invariants
+        aggregate.clock = self.clock
+        return aggregate
+
+    def _project_checked(self, aggregate: Session | None, events: Any) -> Session | None:
+        return project_session(aggregate, _refusing_legacy(events))
+
+    # ----------------------------------------------------------------- flush
+
+    def flush(self, handle: SessionHandle | None = None) -> None:
+        """Save pending events: one transaction per session, or every live session.
+
+        A session whose only pending event is its creation is not saved (nothing is
+        persisted before the first event). A concurrency conflict raises
+        :class:`SessionConflictError` and marks the handle stale; any other storage
+        error keeps the pending events so the next flush retries without loss.
+        """
+        if handle is None:
+            for live in list(self._live.values()):
+                if not live.stale:
+                    self.flush(live)
+            return
+        if handle.stale:
+            raise StaleSessionError(handle.id)
+        aggregate = handle.aggregate
+        pending = list(aggregate.pending_events)
+        if not any(isinstance(event, SessionEvent) for event in pending):
+            return
+        first_version = pending[0].originator_version
+        try:
+            self.events.put(pending)
+        except IntegrityError as error:
+            handle.stale = True
+            raise SessionConflictError(handle.id, max(first_version - 2, 0)) from error
+        del aggregate.pending_events[: len(pending)]
+        self._take_live_snapshot(aggregate, first_version - 1)
+
+    def _take_live_snapshot(self, aggregate: Session, previous_version: int) -> None:
+        """Snapshot the live aggregate itself (the library's way replays the log)."""
+        if self.snapshots is None or self.snapshot_interval <= 0:
+            return
+        interval = self.snapshot_interval
+        if aggregate.version // interval == previous_version // interval:
+            return
+        with contextlib.suppress(IntegrityError):
+            self.snapshots.put([SessionSnapshot.take(aggregate)])
+
+    def close(self, handle: SessionHandle | None = None) -> None:  # type: ignore[override]
+        """Flush and detach one handle; without one, flush everything and shut down."""
+        if handle is not None:
+            if not handle.stale:
+                self.flush(handle)
+            handle.detached = True
+            if self._live.get(handle.id) is handle:
+                del self._live[handle.id]
+            return
+        try:
+            self.flush()
+        finally:
+            self._live.clear()
+            super().close()
+
+    def live_session(self, session_id: str) -> SessionHandle | None:
+        return self._live.get(session_id)
+
+    def live_sessions(self) -> list[SessionHandle]:
+        return list(self._live.values())
+
+    # ------------------------------------------------------------------ fork
+
+    def fork(
+        self,
+        source: str | SessionHandle,
+        boundary: object = None,
+        child_session_id: str | None = None,
+    ) -> SessionHandle:
+        """Seed a child with the source's events up to a ``turn/end`` (§7.3)."""
+        if child_session_id is not None and (
+            child_session_id in self._live or self.is_stored(child_session_id)
+        ):
+            raise SessionForkError(
+                f'session "{child_session_id}" already exists',
+                SessionForkError.SESSION_ALREADY_EXISTS,
+            )
+        source_id = source.id if isinstance(source, SessionHandle) else source
+        live = self._live.get(source_id)
+        if isinstance(source, SessionHandle):
+            if live is None and not self.is_stored(source_id):
+                raise SessionForkError(
+                    f'session "{source_id}" not found',
+                    SessionForkError.SESSION_NOT_FOUND,
+                )
+            if live is not None and live is not source:
+                raise SessionForkError(
+                    f'session "{source_id}" is not the live store instance',
+                    SessionForkError.SESSION_NOT_LIVE,
+                )
+        if live is not None:
+            header = live.aggregate.header
+            length = live.seq
+        else:
+            try:
+                header = self.stored_header(source_id)
+            except SessionNotFoundError:
+                raise SessionForkError(
+                    f'session "{source_id}" not found',
+                    SessionForkError.SESSION_NOT_FOUND,
+                ) from None
+            length = self.stored_length(source_id)
+
+        def type_at(seq: int) -> str:
+            return str(self.read_events(source_id, after=seq - 1, limit=1)[0]["type"])
+
+        last = resolve_fork_boundary(source_id, boundary, length, type_at)
+        seed = [] if last is None else self.read_events(source_id, limit=last + 1)
+        cwd = header.get("cwd")
+        return self.create_session(
+            cwd=cwd if isinstance(cwd, str) else None,
+            session_id=child_session_id,
+            seed=seed,
+            parent_session=source_id,
+            seed_length=len(seed),
+            strict=self.invariants,
+        )
+
+    # ----------------------------------------------------------------- reads
+
+    def is_stored(self, session_id: str) -> bool:
+        """Whether the store holds this session (at least its first flushed batch)."""
+        return bool(self.recorder.select_events(session_id, lte=1, limit=1))
+
+    def stored_header(self, session_id: str) -> dict[str, Any]:
+        rows = self.recorder.select_events(session_id, lte=1, limit=1)
+        if not rows:
+            raise SessionNotFoundError(session_id)
+        created = self.mapper.to_domain_event(rows[0])
+        assert isinstance(created, SessionCreated)
+        return created.header
+
+    def stored_length(self, session_id: str) -> int:
+        """How many events the store holds for the session (one indexed read)."""
+        rows = self.recorder.select_events(session_id, desc=True, limit=1)
+        if not rows:
+            raise SessionNotFoundError(session_id)
+        return rows[0].originator_version - 1
+
+    def header(self, session_id: str) -> dict[str, Any]:
+        """The session's header (live first, then stored), as a fresh copy."""
+        live = self._live.get(session_id)
+        if live is not None:
+            return live.header
+        header = self.stored_header(session_id)
+        check_format_version(session_id, header)
+        return header
+
+    def read_events(
+        self,
+        session_id: str,
+        after: int | None = None,
+        limit: int | None = None,
+    ) -> list[Envelope]:
+        """Events with seq greater than ``after``, in order, at most ``limit``.
+
+        A live session's unflushed events are included. Every call returns fresh
+        copies; reading never writes.
+        """
+        start = 0 if after is None else after + 1
+        live = self._live.get(session_id)
+        if live is None:
+            events = self._read_stored(session_id, start, None, limit)
+            if not events and not self.is_stored(session_id):
+                raise SessionNotFoundError(session_id)
+            return events
+        pending = [
+            event
+            for event in live.aggregate.pending_events
+            if isinstance(event, SessionEvent)
+        ]
+        stored_end = pending[0].seq if pending else live.seq
+        events = []
+        if start < stored_end:
+            events = self._read_stored(session_id, start, stored_end - 1, limit)
+        for event in pending:
+            if limit is not None and len(events) >= limit:
+                break
+            if event.seq >= start:
+                events.append(loads(event.encoded))
+        return events
+
+    def _read_stored(
+        self, session_id: str, start: int, last: int | None, limit: int | None
+    ) -> list[Envelope]:
+        rows = self.recorder.select_events(
+            session_id,
+            gt=start + 1,
+            lte=None if last is None else last + 2,
+            limit=limit,
+        )
+        return [self._envelope(row) for row in rows]
+
+    def _envelope(self, row: StoredEvent) -> Envelope:
+        event = self.mapper.to_domain_event(row)
+        assert isinstance(event, SessionEvent)
+        return event.envelope
+
+    def messages(
+        self, session_id: str, *, last: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The derived LLM message history (session-core §5), or its ``last`` N.
+
+        Only the events on the current surface are read and decoded; derived messages
+        are cached per seq (events never change), so repeated calls cost only the
+        new events. Every call returns fresh copies equal to a fold from scratch.
+        """
+        live = self._live.get(session_id)
+        aggregate = live.aggregate if live is not None else self.load_aggregate(
+            session_id
+        )
+        if aggregate.corruption is not None:
+            raise aggregate.corruption
+        cache = self._message_cache.pop(session_id, None) or {}
+        self._message_cache[session_id] = cache
+        while len(self._message_cache) > MESSAGE_CACHE_SESSIONS:
+            self._message_cache.popitem(last=False)
+        nodes = aggregate.surface.seqs
+        if last is not None:
+            return self._last_messages(session_id, aggregate, nodes, cache, last)
+        self._fill(session_id, aggregate, [s for s in nodes if s not in cache], cache)
+        return [copy_json(m) for s in nodes if (m := cache[s]) is not None]
+
+    def _last_messages(
+        self,
+        session_id: str,
+        aggregate: Session,
+        nodes: list[int],
+        cache: dict[int, dict[str, Any] | None],
+        count: int,
+    ) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        end = len(nodes)
+        window = max(count, 1)
+        while end > 0 and len(found) < count:
+            begin = max(0, end - window)
+            chunk = nodes[begin:end]
+            self._fill(session_id, aggregate, [s for s in chunk if s not in cache], cache)
+            messages = [m for s in chunk if (m := cache[s]) is not None]
+            found[:0] = messages
+            end = begin
+            window *= 2
+        return [copy_json(m) for m in found[-count:]] if count else []
+
+    def _fill(
+        self,
+        session_id: str,
+        aggregate: Session,
+        missing: list[int],
+        cache: dict[int, dict[str, Any] | None],
+    ) -> None:
+        if not missing:
+            return
+        pending = {
+            event.seq: event
+            for event in aggregate.pending_events
+            if isinstance(event, SessionEvent)
+        }
+        wanted = set(missing)
+        stored: list[int] = []
+        for seq in missing:
+            event = pending.get(seq)
+            if event is None:
+                stored.append(seq)
+            else:
+                cache[seq] = derive_message(event.envelope)
+        for first, last in _runs(sorted(stored)):
+            rows = self.recorder.select_events(
+                session_id, gt=first + 1, lte=last + 2
+            )
+            for row in rows:
+                seq = row.originator_version - 2
+                if seq in wanted:
+                    cache[seq] = derive_message(self._envelope(row))
+
+
+def check_format_version(session_id: str, header: Mapping[str, Any]) -> None:
+    """Refuse a header of another format version (persistence-query §1.8)."""
+    version = header.get("version")
+    if version != SESSION_FORMAT_VERSION or type(version) is not int:
+        msg = (
+            f'unsupported session format version {version} for "{session_id}" '
+            f"(only v{SESSION_FORMAT_VERSION} is supported)"
+        )
+        raise UnsupportedSessionFormatError(msg)
+
+
+def _refusing_legacy(events: Iterable[Any]) -> Iterator[Any]:
+    """Pass events through, refusing legacy shapes (persistence-query §1.8)."""
+    for event in events:
+        if isinstance(event, SessionEvent):
+            envelope = event.envelope
+            check_legacy(event.originator_id, envelope["type"], envelope["data"], event.seq)
+        yield event
+
+
+def _runs(seqs: list[int]) -> Iterator[tuple[int, int]]:
+    """Group sorted seqs into ranges whose gaps are smaller than ``RANGE_GAP``."""
+    if not seqs:
+        return
+    first = last = seqs[0]
+    for seq in seqs[1:]:
+        if seq - last > RANGE_GAP:
+            yield first, last
+            first = seq
+        last = seq
+    yield first, last

@@ -1,0 +1,138 @@
+"""The default persistence reader of the query service: views plus the event store.
+
+The spec's persistence port offers ``list() -> [header]`` and ``load(id) ->
+(header, events)``; any object with those two methods can be mounted. This one
+answers ``list`` and the per-id lookups from the materialised views (never
+reading a log) and ``load`` straight from the recorder, without taking the
+session over: reads never write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from domain.errors import CorruptSessionLogError, SessionNotFoundError
+from domain.title import TitleSnapshot, fold_session_title
+from domain.vocabulary import check_legacy
+
+from application.projections import HEADER_TYPE, ListingRow, Number, decode_state
+from application.sessions import check_format_version
+
+if TYPE_CHECKING:
+    from eventsourcing.application import Application
+    from eventsourcing.persistence import StoredEvent
+
+    from application.projections import SessionViews
+    from domain.json import Envelope
+
+Header = Mapping[str, Any]
+
+
+class PersistenceReader(Protocol):
+    """What the query needs from a mounted persistence backend (§1.1)."""
+
+    def list(self) -> Sequence[Header]: ...
+
+    def load(self, session_id: str) -> tuple[Header, Sequence[Envelope]]: ...
+
+
+class StoreReader:
+    """Listing, titles and lineage from the views; logs from the event store."""
+
+    def __init__(self, app: Application[Any], views: SessionViews) -> None:
+        self.app = app
+        self.views = views
+
+    def catch_up(self) -> None:
+        self.views.catch_up()
+
+    # ------------------------------------------------------------ the port
+
+    def list(self) -> list[dict[str, Any]]:
+        self.catch_up()
+        return self.views.listing.view.select_headers()
+
+    def load(self, session_id: str) -> tuple[dict[str, Any], list[Envelope]]:
+        return self._load(session_id, None, None)
+
+    # ------------------------------------------------------- fast lookups
+
+    def lookup(self, session_id: str, *, catch_up: bool = True) -> dict[str, Any] | None:
+        """The listed header of one id, or ``None`` (the view, not the log)."""
+        row = self.row(session_id, catch_up=catch_up)
+        return None if row is None else row.header
+
+    def row(self, session_id: str, *, catch_up: bool = True) -> ListingRow | None:
+        if catch_up:
+            self.catch_up()
+        row = self.views.listing.view.select_rows([session_id]).get(session_id)
+        return row if row is not None and row.header is not None else None
+
+    def rows(self, session_ids: Sequence[str]) -> dict[str, ListingRow]:
+        found = self.views.listing.view.select_rows(session_ids)
+        return {key: row for key, row in found.items() if row.header is not None}
+
+    def page(self, *, limit: int, after: tuple[Number, str] | None) -> list[ListingRow]:
+        return self.views.listing.view.select_page(limit=limit, after=after)
+
+    def children(self, session_id: str) -> list[dict[str, Any]]:
+        """Headers of the sessions whose parent is ``session_id`` (lineage view)."""
+        return [row.header for row in self.views.lineage.view.select_children(session_id)]
+
+    def title(self, session_id: str) -> TitleSnapshot | None:
+        """The latest title, from the titles view (equal to folding the log)."""
+        self.catch_up()
+        row = self.views.titles.view.select_rows([session_id]).get(session_id)
+        return None if row is None else fold_session_title([row.event()])
+
+    def load_range(
+        self, session_id: str, first: int, last: int
+    ) -> tuple[dict[str, Any], list[Envelope]]:
+        """The header and the stored events with seqs ``first..last`` only."""
+        return self._load(session_id, first, last)
+
+    # ------------------------------------------------------------ decoding
+
+    def _load(
+        self, session_id: str, first: int | None, last: int | None
+    ) -> tuple[dict[str, Any], list[Envelope]]:
+        recorder = self.app.recorder
+        head = recorder.select_events(session_id, lte=1, limit=1)
+        if not head:
+            raise SessionNotFoundError(session_id)
+        header = self._header(session_id, head[0])
+        check_format_version(session_id, header)
+        if first is None or last is None:
+            rows = recorder.select_events(session_id, gt=1)
+        elif last < first:
+            rows = []
+        else:
+            rows = recorder.select_events(session_id, gt=first + 1, lte=last + 2)
+        events = [self._event(session_id, row) for row in rows]
+        return header, events
+
+    def _header(self, session_id: str, row: StoredEvent) -> dict[str, Any]:
+        value = self._decode(session_id, row)
+        if row.originator_version != 1 or value.get("type") != HEADER_TYPE:
+            msg = "corrupt session log: first line is not a session header"
+            raise CorruptSessionLogError(msg, session_id=session_id, seq=None)
+        return {key: item for key, item in value.items() if key != "type"}
+
+    def _event(self, session_id: str, row: StoredEvent) -> Envelope:
+        value = self._decode(session_id, row)
+        seq = row.originator_version - 2
+        check_legacy(session_id, str(value.get("type")), value.get("data"), seq)
+        return value
+
+    def _decode(self, session_id: str, row: StoredEvent) -> dict[str, Any]:
+        seq = row.originator_version - 2
+        try:
+            value = decode_state(self.app.mapper, row.state)
+        except Exception as error:
+            msg = f"corrupt session log: unparsable committed event at seq {seq}"
+            raise CorruptSessionLogError(msg, session_id=session_id, seq=seq) from error
+        if type(value) is not dict:
+            msg = f"corrupt session log: unparsable committed event at seq {seq}"
+            raise CorruptSessionLogError(msg, session_id=session_id, seq=seq)
+        return value

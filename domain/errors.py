@@ -1,0 +1,147 @@
+"""The error classes of agentlog.
+
+``str(error)`` is always the specification's message, verbatim, so callers and tests
+can match on it; ``code`` is set where the specification names one.
+"""
+
+from __future__ import annotations
+
+
+class AgentlogError(Exception):
+    """Base class of every error agentlog raises on purpose."""
+
+    code: str | None = None
+
+
+class SessionError(AgentlogError, ValueError):
+    """A session rule was broken; nothing was recorded."""
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0])
+
+
+class NonJsonDataError(SessionError, TypeError):
+    """Data is not losslessly JSON-serialisable (session-core §3.3)."""
+
+
+class SurfaceIntentError(SessionError):
+    """A surface marker is missing, forbidden or malformed (session-core §3.2)."""
+
+
+class PayloadError(SessionError):
+    """A known event type's payload does not match its model (session-core §0.8)."""
+
+
+class SurfaceError(SessionError):
+    """A surface fold or replace failed (session-core §4.2, §4.5, §7.4)."""
+
+
+class SeedError(SessionError):
+    """A seed (inherited or imported history) broke a seed rule (session-core §7.1)."""
+
+
+class InvariantError(SessionError):
+    """A turn/step/tool-call invariant was violated (session-core §6.1)."""
+
+    code = "INVARIANT"
+    PREFIX = "invariant violated: "
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(self.PREFIX + detail, code="INVARIANT")
+        self.detail = detail
+
+
+class SessionForkError(SessionError):
+    """A fork was refused (session-core §7.3); ``code`` is one of the spec's codes."""
+
+    INVALID_BOUNDARY = "INVALID_BOUNDARY"
+    OPEN_TURN = "OPEN_TURN"
+    SESSION_NOT_FOUND = "SESSION_NOT_FOUND"
+    SESSION_NOT_LIVE = "SESSION_NOT_LIVE"
+    SESSION_ALREADY_EXISTS = "SESSION_ALREADY_EXISTS"
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message, code=code)
+
+
+class PersistenceError(AgentlogError):
+    """Base class of the store's errors (persistence-query.md §1.9)."""
+
+
+class SessionNotFoundError(PersistenceError, LookupError):
+    """``session "<id>" not found``."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f'session "{session_id}" not found')
+        self.session_id = session_id
+
+
+class SessionAlreadyExistsError(PersistenceError):
+    """A session with this id is live here or already stored."""
+
+
+class SessionConflictError(PersistenceError):
+    """Another writer appended to this session first; reload and re-apply.
+
+    Raised by ``flush`` when the store already holds an event at a version this
+    handle meant to write (optimistic concurrency). Nothing was written.
+    """
+
+    def __init__(self, session_id: str, expected_seq: int) -> None:
+        super().__init__(
+            f'append seq mismatch for "{session_id}": expected {expected_seq} to be '
+            "the next free seq, but another writer recorded it first; reload the "
+            "session and re-apply the command"
+        )
+        self.session_id = session_id
+        self.expected_seq = expected_seq
+
+
+class StaleSessionError(PersistenceError):
+    """The handle lost a concurrency conflict and must be reloaded before use."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(
+            f'session "{session_id}" is stale after a concurrency conflict; '
+            "reload it with get_session() and re-apply the command"
+        )
+        self.session_id = session_id
+
+
+class CorruptSessionLogError(PersistenceError):
+    """A stored log cannot be decoded or fails the strict surface fold."""
+
+    def __init__(self, message: str, *, session_id: str, seq: int | None) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.seq = seq
+
+
+class UnsupportedSessionFormatError(PersistenceError):
+    """A stored header has another format version, or a log holds legacy shapes."""
+
+
+class SessionQueryError(AgentlogError):
+    """A query failed; ``code`` is one of the closed set of persistence-query §3.1."""
+
+    INVALID_CONFIG = "SESSION_QUERY_INVALID_CONFIG"
+    INVALID_WINDOW = "SESSION_QUERY_INVALID_WINDOW"
+    SESSION_NOT_FOUND = "SESSION_QUERY_SESSION_NOT_FOUND"
+    EVENT_NOT_FOUND = "SESSION_QUERY_EVENT_NOT_FOUND"
+    PERSISTENCE_FAILED = "SESSION_QUERY_PERSISTENCE_FAILED"
+    SOURCE_CONFLICT = "SESSION_QUERY_SOURCE_CONFLICT"
+    INVALID_SURFACE = "SESSION_QUERY_INVALID_SURFACE"
+    INVALID_LINEAGE = "SESSION_QUERY_INVALID_LINEAGE"
+
+    def __init__(
+        self, message: str, code: str, cause: BaseException | None = None
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.cause = cause

@@ -1,0 +1,295 @@
+"""Turn, step and tool-call enclosure rules (session-core §6.1) as a pure state machine.
+
+:class:`TurnInvariants` is the step-5 state the aggregate keeps and checks at append
+(§0.1 (d)); :class:`InvariantChecker` is the whole [DEV] checker (steps 1–6), used on
+its own to vet a log event by event.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from domain.errors import InvariantError, SurfaceError, SurfaceIntentError
+from domain.json import Envelope, Json, js_number
+from domain.surface import (
+    RangeTexts,
+    Surface,
+    check_intent_shape,
+    coverage_gaps,
+    coverage_text,
+)
+from domain.vocabulary import SURFACE_TYPES
+
+
+class _Undefined:
+    """A payload field that is absent; JavaScript shows it as ``undefined``."""
+
+    def __str__(self) -> str:
+        return "undefined"
+
+
+_UNDEFINED: Final = _Undefined()
+
+# Types that must name the open turn and step (§6.1 step 5).
+_IN_STEP: Final = frozenset(
+    {"step/end", "assistant/chunk", "assistant/message", "tool/call", "tool/result"}
+)
+
+DEV_RANGE_TEXTS: Final = RangeTexts(
+    start_missing="surface replace: start seq {start} is not on the surface",
+    end_missing="surface replace: end seq {end} is not on the surface",
+    out_of_order=(
+        "surface replace: start seq {start} (pos {i}) is after end seq {end} "
+        "(pos {j}) on the surface"
+    ),
+)
+
+
+def _field(data: Json, key: str) -> object:
+    """``data[key]``, or the undefined marker when ``data`` has no such key."""
+    if type(data) is dict and key in data:
+        return data[key]
+    return _UNDEFINED
+
+
+def _same(left: object, right: object) -> bool:
+    """JavaScript ``===`` on JSON scalars: numbers by value, booleans apart."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return left is right
+    if isinstance(left, int | float) and isinstance(right, int | float):
+        return left == right
+    return type(left) is type(right) and left == right
+
+
+def _stored(value: object) -> Json:
+    """A field value as JSON state (an absent field is kept as ``None``)."""
+    return None if value is _UNDEFINED else value
+
+
+def _call_key(value: object) -> str:
+    """A pending-call key; call ids are strings, anything else by its message text."""
+    return value if type(value) is str else js_number(value)  # type: ignore[return-value]
+
+
+def _is_synthetic_result(data: Json) -> bool:
+    """A crash-repair result (§6.3) is exempt from the pending-call rule."""
+    error = _field(data, "error")
+    return _field(data, "isError") is True and _field(error, "code") == "interrupted"
+
+
+class TurnInvariants:
+    """The turn/step/tool-call state of §6.1 step 5 and its rules.
+
+    ``check`` decides without changing anything; ``apply`` only applies and accepts
+    any log, so state can be folded from history that was never checked.
+    """
+
+    __slots__ = ("next_step", "next_turn", "open_step", "open_turn", "pending_calls")
+
+    def __init__(self) -> None:
+        self.open_turn: Json = None
+        self.open_step: Json = None
+        self.next_turn: int = 1
+        self.next_step: int = 1
+        self.pending_calls: dict[str, None] = {}
+
+    def check(self, event: Envelope) -> None:
+        """Raise :class:`InvariantError` when ``event`` breaks a §6.1 step-5 rule."""
+        detail = self._violation(event)
+        if detail is not None:
+            raise InvariantError(detail)
+
+    def _violation(self, event: Envelope) -> str | None:
+        event_type = event.get("type")
+        data = event.get("data")
+        turn = _field(data, "turn")
+        step = _field(data, "step")
+        if event_type == "turn/start":
+            if self.open_turn is not None:
+                return (
+                    f"turn/start {js_number(turn)} while turn {js_number(self.open_turn)} "
+                    "is still open"
+                )
+            if not _same(turn, self.next_turn):
+                return f"turn/start expected turn {self.next_turn}, got {js_number(turn)}"
+            return None
+        if event_type == "turn/end":
+            if not _same(turn, self.open_turn):
+                return (
+                    f"turn/end {js_number(turn)} does not match open turn "
+                    f"{js_number(self.open_turn)}"
+                )
+            if self.open_step is not None:
+                return (
+                    f"turn/end {js_number(turn)} while step {js_number(self.open_step)} "
+                    "is still open"
+                )
+            return None
+        if event_type == "step/start":
+            if not _same(turn, self.open_turn):
+                return (
+                    f"step/start in turn {js_number(turn)} but open turn is "
+                    f"{js_number(self.open_turn)}"
+                )
+            if self.open_step is not None:
+                return (
+                    f"step/start {js_number(step)} while step {js_number(self.open_step)} "
+                    "is still open"
+                )
+            if not _same(step, self.next_step):
+                return (
+                    f"step/start expected step {self.next_step} in turn "
+                    f"{js_number(turn)}, got {js_number(step)}"
+                )
+            return None
+        if event_type in _IN_STEP:
+            if not (_same(turn, self.open_turn) and _same(step, self.open_step)):
+                return (
+                    f"{event_type} names turn {js_number(turn)}/step {js_number(step)} but "
+                    f"open is turn {js_number(self.open_turn)}/step "
+                    f"{js_number(self.open_step)}"
+                )
+            if event_type == "tool/result":
+                call_id = _field(data, "callId")
+                if (
+                    _call_key(call_id) not in self.pending_calls
+                    and not _is_synthetic_result(data)
+                ):
+                    return (
+                        f"tool/result for {js_number(call_id)} with no prior tool/call "
+                        "in this step"
+                    )
+            return None
+        if self.open_turn is None:
+            return (
+                f"{js_number(event_type)} appended outside any open turn "
+                "(every event must be turn-enclosed)"
+            )
+        return None
+
+    def apply(self, event: Envelope) -> None:
+        """Fold one event into the state; never validates, never raises."""
+        event_type = event.get("type")
+        data = event.get("data")
+        if event_type == "turn/start":
+            self.open_turn = _stored(_field(data, "turn"))
+            self.next_step = 1
+        elif event_type == "turn/end":
+            self.open_turn = None
+            self.next_turn += 1
+        elif event_type == "step/start":
+            self.open_step = _stored(_field(data, "step"))
+        elif event_type == "step/end":
+            self.pending_calls.clear()
+            self.open_step = None
+            self.next_step += 1
+        elif event_type == "tool/call":
+            self.pending_calls[_call_key(_field(data, "callId"))] = None
+        elif event_type == "tool/result":
+            self.pending_calls.pop(_call_key(_field(data, "callId")), None)
+
+    def to_state(self) -> Json:
+        """The state as JSON (for snapshots)."""
+        return {
+            "openTurn": self.open_turn,
+            "openStep": self.open_step,
+            "nextTurn": self.next_turn,
+            "nextStep": self.next_step,
+            "pendingCalls": list(self.pending_calls),
+        }
+
+    @classmethod
+    def from_state(cls, state: Json) -> TurnInvariants:
+        """Rebuild from :meth:`to_state` output."""
+        invariants = cls()
+        invariants.open_turn = state["openTurn"]
+        invariants.open_step = state["openStep"]
+        invariants.next_turn = state["nextTurn"]
+        invariants.next_step = state["nextStep"]
+        invariants.pending_calls = dict.fromkeys(state["pendingCalls"])
+        return invariants
+
+
+class InvariantChecker:
+    """The full [DEV] checker of §6.1 (steps 1–6) for one session.
+
+    Rejects before changing anything: a rejected event leaves the checker as it was.
+    """
+
+    __slots__ = ("known_seqs", "last_seq", "surface", "turns")
+
+    def __init__(self) -> None:
+        self.last_seq: int = -1
+        self.known_seqs: set[int] = set()
+        self.surface = Surface()
+        self.turns = TurnInvariants()
+
+    def feed(self, event: Envelope) -> None:
+        """Check ``event`` against steps 1–5, then record it (step 6)."""
+        self.check(event)
+        self.apply(event)
+
+    def check(self, event: Envelope) -> None:
+        """Raise :class:`InvariantError` for the first broken rule; never mutates."""
+        seq = event.get("seq")
+        event_type = event.get("type")
+        if type(seq) is not int or seq <= self.last_seq:
+            shown = js_number(seq) if "seq" in event else "undefined"
+            msg = f"seq must strictly increase: saw {shown} after {self.last_seq}"
+            raise InvariantError(msg)
+        sources = event.get("sourceEventSeqs")
+        surface_op = event.get("surfaceOp")
+        if event_type not in SURFACE_TYPES:
+            for key, value in (
+                ("sourceEventSeqs", sources),
+                ("surfaceOp", surface_op),
+            ):
+                if value is not None:
+                    detail = f"{js_number(event_type)} cannot carry {key} (non-surface event)"
+                    raise InvariantError(detail)
+        try:
+            check_intent_shape(str(event_type), surface_op, sources, seq)
+        except SurfaceIntentError as error:
+            raise InvariantError(str(error)) from None
+        if sources is not None:
+            self._check_sources(sources, seq)
+        if type(surface_op) is dict:
+            self._check_replace(surface_op, sources)
+        self.turns.check(event)
+
+    def _check_sources(self, sources: list[int], seq: int) -> None:
+        """Step 3: provenance must be a non-empty set of earlier, known seqs."""
+        if not sources:
+            msg = "sourceEventSeqs must not be empty when present"
+            raise InvariantError(msg)
+        if len(set(sources)) != len(sources):
+            raise InvariantError("sourceEventSeqs must not contain duplicates")
+        for source in sources:
+            if source >= seq:
+                msg = (
+                    f"sourceEventSeqs must reference earlier events: {source} >= "
+                    f"current seq {seq}"
+                )
+                raise InvariantError(msg)
+            if source not in self.known_seqs:
+                raise InvariantError(f"sourceEventSeqs references unknown seq {source}")
+
+    def _check_replace(self, surface_op: dict[str, int], sources: list[int]) -> None:
+        """Step 4: the replace range is on the tracked surface and fully cited."""
+        try:
+            i, j = self.surface.span(
+                surface_op["start"], surface_op["end"], DEV_RANGE_TEXTS
+            )
+        except SurfaceError as error:
+            raise InvariantError(str(error)) from None
+        missing = coverage_gaps(self.surface.seqs[i : j + 1], sources)
+        if missing:
+            raise InvariantError(coveragejs_number(missing))
+
+    def apply(self, event: Envelope) -> None:
+        """Record an event the checker accepted."""
+        seq: int = event["seq"]
+        self.last_seq = seq
+        self.surface.apply(event)
+        self.turns.apply(event)
+        self.known_seqs.add(seq)

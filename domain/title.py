@@ -1,0 +1,278 @@
+"""Session titles as pure functions: normalisation, fallback text, the fold.
+
+Titles are ordinary log events (``session/title``, latest wins). Everything here
+is pure so the query service, the listing projection and the title producers
+share one definition of "the title" (persistence-query §2.2–2.4).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
+from pydantic import model_serializer
+from pydantic.alias_generators import to_camel
+
+from domain.errors import AgentlogError
+
+TITLE_EVENT = "session/title"
+USER_MESSAGE = "user/message"
+
+# §2.3 step 1, applied in this order. ``\Z`` (not ``$``) is "end of text".
+_OSC = re.compile(r"(?:\x1b\]|\x9d)[\s\S]*?(?:\x07|\x1b\\|\Z)")
+_CSI = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]")
+_ESC_PAIR = re.compile(r"\x1b[@-_]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_INVISIBLE = re.compile(r"[\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]")
+# After the controls are gone, Python's ``\s`` is JavaScript's ``\s``.
+_WHITESPACE = re.compile(r"\s+")
+
+
+class TitleError(AgentlogError, ValueError):
+    """A title limit or configuration is invalid; ``str`` is the spec's text."""
+
+
+def _clean(text: str) -> str:
+    """Steps 1–2: strip terminal sequences and invisibles, collapse whitespace."""
+    for pattern in (_OSC, _CSI, _ESC_PAIR, _CONTROLS, _INVISIBLE):
+        text = pattern.sub("", text)
+    return _WHITESPACE.sub(" ", text).strip(" ")
+
+
+def _truncate(text: str, max_bytes: float) -> str:
+    """Steps 3–4: cut to ``max_bytes`` UTF-8 bytes on a code-point boundary."""
+    if math.isinf(max_bytes):
+        return text.rstrip(" ")
+    # A lone surrogate counts 3 bytes, as the U+FFFD a TextEncoder writes for it.
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) > max_bytes:
+        end = int(max_bytes)
+        while end > 0 and data[end] & 0xC0 == 0x80:
+            end -= 1
+        text = data[:end].decode("utf-8", "surrogatepass")
+    return text.rstrip(" ")
+
+
+def _check_limit(value: object, name: str) -> None:
+    if type(value) is not int or value <= 0:
+        msg = f"{name} must be a positive integer"
+        raise TitleError(msg)
+
+
+def normalize_title(text: str, max_bytes: float) -> str:
+    """A display-safe title of at most ``max_bytes`` UTF-8 bytes (§2.3).
+
+    ``max_bytes`` is a positive int, or ``math.inf`` for the eligibility test.
+    """
+    if not (isinstance(max_bytes, float) and math.isinf(max_bytes) and max_bytes > 0):
+        _check_limit(max_bytes, "maxBytes")
+    return _truncate(_clean(text), max_bytes)
+
+
+def fallback_title(text: str, max_words: int, max_bytes: int) -> str:
+    """The first ``max_words`` words of a prompt, cleaned and byte-capped (§2.3)."""
+    _check_limit(max_bytes, "maxBytes")
+    _check_limit(max_words, "maxWords")
+    words = _clean(text).split(" ")[:max_words]
+    return _truncate(" ".join(words), max_bytes)
+
+
+def message_text(event: Mapping[str, Any]) -> str:
+    """The ``text`` blocks of a message event joined with newlines."""
+    data = event.get("data")
+    content = data.get("content") if isinstance(data, Mapping) else None
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(
+        block["text"]
+        for block in content
+        if isinstance(block, Mapping)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    )
+
+
+def is_eligible_message(event: Mapping[str, Any]) -> bool:
+    """A human prompt with visible text: what a title may be derived from (§2.3)."""
+    if event.get("type") != USER_MESSAGE:
+        return False
+    data = event.get("data")
+    source = data.get("source") if isinstance(data, Mapping) else None
+    if not isinstance(source, Mapping) or source.get("kind") != "user":
+        return False
+    return bool(normalize_title(message_text(event), math.inf))
+
+
+def eligible_messages(events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Every eligible prompt in log order (the ``all-user-messages`` input)."""
+    return [event for event in events if is_eligible_message(event)]
+
+
+# ------------------------------------------------------------------ snapshots
+
+
+class _FrozenModel(BaseModel):
+    """Deeply immutable, camelCase JSON, ``None`` fields omitted."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        strict=True,
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_none(self, handler: SerializerFunctionWrapHandler) -> Any:
+        dumped = handler(self)
+        if isinstance(dumped, dict):
+            return {key: value for key, value in dumped.items() if value is not None}
+        return dumped
+
+
+class TitleModelRef(_FrozenModel):
+    """The model a provider used: ``{provider, model}``."""
+
+    provider: str
+    model: str
+
+
+class TitleSource(_FrozenModel):
+    """``{kind:"fallback"}`` or ``{kind:"provider", provider, model?}``."""
+
+    kind: Literal["fallback", "provider"]
+    provider: str | None = None
+    model: TitleModelRef | None = None
+
+
+class TitleSnapshot(_FrozenModel):
+    """The session's current title: its latest ``session/title`` event (§2.2)."""
+
+    title: str
+    message_seqs: tuple[int, ...]
+    source: TitleSource
+    event_seq: int
+    updated_at: int | float = Field(union_mode="left_to_right")
+
+    def to_json(self) -> dict[str, Any]:
+        """The spec's ``SessionTitleSnapshot`` as a fresh JSON dict."""
+        return self.model_dump(mode="json")
+
+
+def _malformed(event: Mapping[str, Any], reason: str) -> TypeError:
+    return TypeError(
+        f"session/title event at seq {event.get('seq')} is malformed: {reason}"
+    )
+
+
+def _rebuild_source(event: Mapping[str, Any], source: object) -> TitleSource:
+    if not isinstance(source, Mapping):
+        raise _malformed(event, "source must be an object")
+    if source.get("kind") == "fallback":
+        return TitleSource(kind="fallback")
+    provider = source.get("provider")
+    if not isinstance(provider, str):
+        raise _malformed(event, "source.provider must be a string")
+    model = source.get("model")
+    if model is None:
+        return TitleSource(kind="provider", provider=provider)
+    if not isinstance(model, Mapping) or not all(
+        isinstance(model.get(key), str) for key in ("provider", "model")
+    ):
+        raise _malformed(event, "source.model must be {provider, model}")
+    reference = TitleModelRef(provider=model["provider"], model=model["model"])
+    return TitleSource(kind="provider", provider=provider, model=reference)
+
+
+def title_from_event(event: Mapping[str, Any]) -> TitleSnapshot:
+    """The snapshot of one ``session/title`` event; unknown keys are dropped.
+
+    A malformed event raises ``TypeError``, as the upstream fold does.
+    """
+    data = event.get("data")
+    if not isinstance(data, Mapping):
+        raise _malformed(event, "data must be an object")
+    title, seqs = data.get("title"), data.get("messageSeqs")
+    if not isinstance(title, str):
+        raise _malformed(event, "title must be a string")
+    if not isinstance(seqs, list) or any(type(seq) is not int for seq in seqs):
+        raise _malformed(event, "messageSeqs must be an array of integers")
+    seq, time = event.get("seq"), event.get("time")
+    if type(seq) is not int or type(time) not in (int, float):
+        raise _malformed(event, "seq and time must be numbers")
+    return TitleSnapshot(
+        title=title,
+        message_seqs=tuple(seqs),
+        source=_rebuild_source(event, data.get("source")),
+        event_seq=seq,
+        updated_at=time,
+    )
+
+
+def fold_session_title(events: Sequence[Mapping[str, Any]]) -> TitleSnapshot | None:
+    """The latest ``session/title`` wins (no source precedence); ``None`` if none."""
+    for event in reversed(events):
+        if event.get("type") == TITLE_EVENT:
+            return title_from_event(event)
+    return None
+
+
+# -------------------------------------------------------------- the producers
+
+
+@dataclass(frozen=True, slots=True)
+class TitleConfig:
+    """The title service's required limits (§2.4); the demo uses 5/40/80."""
+
+    fallback_max_words: int
+    fallback_max_bytes: int
+    max_title_bytes: int
+
+    KEYS = ("fallbackMaxWords", "fallbackMaxBytes", "maxTitleBytes")
+
+    def __post_init__(self) -> None:
+        values = (self.fallback_max_words, self.fallback_max_bytes, self.max_title_bytes)
+        for key, value in zip(self.KEYS, values, strict=True):
+            if type(value) is not int or value <= 0:
+                msg = f"session-title: {key} must be a positive integer"
+                raise TitleError(msg)
+        if self.fallback_max_bytes > self.max_title_bytes:
+            msg = "session-title: fallbackMaxBytes must not exceed maxTitleBytes"
+            raise TitleError(msg)
+
+    @classmethod
+    def from_mapping(cls, config: Mapping[str, Any] | None) -> TitleConfig:
+        """Build from the spec's camelCase keys; nothing has a default."""
+        if config is None:
+            msg = "session-title: configuration is required"
+            raise TitleError(msg)
+        return cls(*(config.get(key) for key in cls.KEYS))  # type: ignore[arg-type]
+
+
+def plan_fallback_title(
+    events: Sequence[Mapping[str, Any]], config: TitleConfig
+) -> dict[str, Any] | None:
+    """The ``session/title`` data the fallback producer would append, if any.
+
+    Nothing when any title exists; else the fallback of the *first* eligible
+    prompt, unless that comes out empty (later prompts never get a turn).
+    """
+    first: Mapping[str, Any] | None = None
+    for event in events:
+        if event.get("type") == TITLE_EVENT:
+            return None
+        if first is None and is_eligible_message(event):
+            first = event
+    if first is None:
+        return None
+    title = fallback_title(
+        message_text(first), config.fallback_max_words, config.fallback_max_bytes
+    )
+    if not title:
+        return None
+    return {"title": title, "messageSeqs": [first["seq"]], "source": {"kind": "fallback"}}

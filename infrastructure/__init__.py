@@ -1,0 +1,23 @@
+"""Adapters: the recorders' mapper, store URLs, views, file formats, command line."""
+
+from __future__ import annotations
+
+from infrastructure.mapper import SessionMapper
+from infrastructure.store import (
+    DEFAULT_STORE_URL,
+    StoreConfig,
+    StoreUnavailableError,
+    StoreURLError,
+    open_sessions,
+    parse_store_url,
+)
+
+__all__ = [
+    "DEFAULT_STORE_URL",
+    "SessionMapper",
+    "StoreConfig",
+    "StoreURLError",
+    "StoreUnavailableError",
+    "open_sessions",
+    "parse_store_url",
+]

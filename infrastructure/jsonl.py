@@ -1,0 +1,155 @@
+"""Our JSONL session format, and the import/export that moves logs in and out.
+
+A session travels as one file: a header line, then one event per line (design §7), plain
+or Zstandard-compressed. Export writes exactly what the store holds, so importing it
+again gives the same events; import also reads the original harness's later logs
+(:mod:`infrastructure.harness`) and says what it could not map.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Literal
+
+from domain.json import Envelope, Json, dumps, loads
+from infrastructure import zstd_frames
+from infrastructure.harness import decode_harness_log, looks_like_harness_row
+from infrastructure.logscan import (
+    DecodedLog,
+    parse_header,
+    read_log_text,
+    scan_events,
+)
+from infrastructure.placeholders import apply_substitutions, find_placeholders
+
+__all__ = [
+    "DecodedLog",
+    "LogFormat",
+    "apply_substitutions",
+    "decode_harness_log",
+    "decode_log",
+    "detect_format",
+    "encode_log",
+    "find_placeholders",
+]
+
+LogFormat = Literal["agentlog", "harness-head"]
+
+HEADER_KEYS: Final = (
+    "version",
+    "id",
+    "createdAt",
+    "cwd",
+    "parentSession",
+    "seedLength",
+    "delegationDepth",
+)
+"""Header keys in the order the header line writes them (after ``type``)."""
+
+_OPTIONAL_HEADER_KEYS: Final = ("cwd", "parentSession", "seedLength")
+
+
+def encode_header_line(header: Mapping[str, Any]) -> bytes:
+    """The header line (no newline): ``type``, the known keys in order, then extras.
+
+    ``delegationDepth`` is always written (0 when absent); other optional keys are
+    omitted when absent or None, never written as ``null``.
+    """
+    try:
+        line: dict[str, Any] = {
+            "type": "session",
+            "version": header["version"],
+            "id": header["id"],
+            "createdAt": header["createdAt"],
+        }
+    except KeyError as error:
+        msg = f"a session header needs version, id and createdAt; {error} is missing"
+        raise ValueError(msg) from None
+    for key in _OPTIONAL_HEADER_KEYS:
+        if header.get(key) is not None:
+            line[key] = header[key]
+    depth = header.get("delegationDepth")
+    line["delegationDepth"] = 0 if depth is None else depth
+    for key, value in header.items():
+        if key not in line and key != "type" and value is not None:
+            line[key] = value
+    return dumps(line)
+
+
+def encode_log(
+    header: Mapping[str, Any], events: Sequence[Envelope], *, compress: bool = False
+) -> bytes:
+    """Write a log: the header line, then each event as compact JSON, key order kept.
+
+    Every line ends with a newline. With ``compress`` the result is Zstandard: one
+    checksummed frame for the header and one for the events (one frame per write, as
+    a first materialisation writes them). Raises ``ValueError`` when the events are
+    not contiguous from seq 0, since the reader would refuse such a file.
+    """
+    head = encode_header_line(header) + b"\n"
+    lines: list[bytes] = []
+    for index, event in enumerate(events):
+        seq = event.get("seq")
+        if type(seq) is not int or seq != index:
+            msg = f"event at index {index} has seq {seq!r}; events must be contiguous"
+            raise ValueError(msg)
+        lines.append(dumps(event))
+    body = b"".join(line + b"\n" for line in lines)
+    if not compress:
+        return head + body
+    frames = zstd_frames.compress_frame(head)
+    if body:
+        frames += zstd_frames.compress_frame(body)
+    return frames
+
+
+def decode_log(data: bytes, *, source: str) -> DecodedLog:
+    """Read our JSONL format (plain or Zstandard, told by the magic bytes).
+
+    Applies the read rules of persistence-query §1.5b/§1.6: the header's shape, then
+    its version; a torn final line is ignored; a defect after the last ``turn/end`` is a
+    torn tail, dropped and reported; one before it raises
+    :class:`~domain.errors.CorruptSessionLogError` naming the line. ``source`` names
+    the input (a path, say) in errors raised before the header is read.
+    """
+    text = read_log_text(data, session_id=source)
+    header = parse_header(text.lines[0], session_id=source, require_depth=True)
+    events, report = scan_events(
+        text.lines[1:],
+        session_id=header["id"],
+        decode_row=_as_event,
+        strict_lines=text.strict_lines,
+    )
+    return DecodedLog(header, events, [*text.report, *report])
+
+
+def _as_event(value: Any, expected: int) -> list[Any]:  # noqa: ARG001 - RowDecoder
+    """Our format stores one event per line, verbatim."""
+    return [value]
+
+
+def detect_format(data: bytes) -> LogFormat:
+    """Tell our JSONL from the original harness's later format by content.
+
+    The harness's later logs have rows without ``seq``/``time``, packed chunk rows,
+    message-wrapped payloads, ``turn/start`` without a trigger and header keys we do
+    not write; any of these means ``"harness-head"``. Anything else, unreadable files
+    included, is ours (its reader then names the defect).
+    """
+    text = zstd_frames.decompress_tolerant(data) if zstd_frames.is_zstd(data) else data
+    lines = text.split(b"\n")
+    header = _try_loads(lines[0])
+    if isinstance(header, dict) and header.get("type") == "session":
+        if "delegationDepth" not in header or set(header) - {"type", *HEADER_KEYS}:
+            return "harness-head"
+    for line in lines[1:]:
+        if looks_like_harness_row(_try_loads(line)):
+            return "harness-head"
+    return "agentlog"
+
+
+def _try_loads(line: bytes) -> Json:
+    try:
+        return loads(line)
+    except (ValueError, RecursionError):
+        return None

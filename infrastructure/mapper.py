@@ -1,0 +1,118 @@
+"""The mapper between session events and the recorders' stored events.
+
+A stored event's topic is the wire type (``turn/start``, ``session`` for the header,
+``session-snapshot`` for snapshots) and its state is the log line itself: the compact
+JSON of the envelope, as our JSONL export writes it. The library's default JSON
+transcoder is not used: it would break on user dicts with keys ``_type_``/``_data_``,
+and it resolves topics by importing modules, which a crafted log must never trigger.
+Compression and encryption still come from the library (``COMPRESSOR_TOPIC``,
+``CIPHER_TOPIC``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from eventsourcing.persistence import Mapper, StoredEvent
+
+from domain.errors import CorruptSessionLogError
+from domain.events import SessionEvent, build_event
+from domain.json import dumps, loads
+from domain.session import SessionCreated, SessionSnapshot
+
+if TYPE_CHECKING:
+    from eventsourcing.domain import DomainEventProtocol
+
+    from domain.json import Envelope
+
+HEADER_TOPIC = SessionCreated.TOPIC
+SNAPSHOT_TOPIC = SessionSnapshot.TOPIC
+
+
+class SessionMapper(Mapper[str]):
+    """Stores each event as its log line; reads it back without importing anything."""
+
+    def to_stored_event(self, domain_event: DomainEventProtocol[str]) -> StoredEvent:
+        if isinstance(domain_event, SessionEvent):
+            topic, state = domain_event.topic, domain_event.encoded
+        elif isinstance(domain_event, SessionCreated):
+            topic, state = HEADER_TOPIC, domain_event.encoded
+        elif isinstance(domain_event, SessionSnapshot):
+            topic, state = SNAPSHOT_TOPIC, dumps(domain_event.state)
+        else:
+            msg = f"agentlog cannot store {type(domain_event).__qualname__} events"
+            raise TypeError(msg)
+        return StoredEvent(
+            originator_id=domain_event.originator_id,
+            originator_version=domain_event.originator_version,
+            topic=topic,
+            state=self.encode_state(state),
+        )
+
+    def to_domain_event(self, stored_event: StoredEvent) -> DomainEventProtocol[str]:
+        session_id = str(stored_event.originator_id)
+        version = stored_event.originator_version
+        plain = self.decode_bytes(stored_event)
+        value = self.decode_json(stored_event, plain)
+        topic = stored_event.topic
+        if topic == HEADER_TOPIC:
+            header = dict(value)
+            header.pop("type", None)
+            return SessionCreated(session_id, header)
+        if topic == SNAPSHOT_TOPIC:
+            return SessionSnapshot(session_id, version, value)
+        self.check_envelope(stored_event, value)
+        return build_event(session_id, value, plain)
+
+    def encode_state(self, state: bytes) -> bytes:
+        if self.compressor:
+            state = self.compressor.compress(state)
+        if self.cipher:
+            state = self.cipher.encrypt(state)
+        return state
+
+    def decode_bytes(self, stored_event: StoredEvent) -> bytes:
+        """The plain JSON bytes of a stored event (decrypted, decompressed)."""
+        state = stored_event.state
+        try:
+            if self.cipher:
+                state = self.cipher.decrypt(state)
+            if self.compressor:
+                state = self.compressor.decompress(state)
+        except Exception as error:
+            raise corrupt(stored_event, f"cannot decode stored bytes: {error}") from error
+        return state
+
+    def decode_json(self, stored_event: StoredEvent, plain: bytes) -> Any:
+        try:
+            return loads(plain)
+        except Exception as error:
+            raise corrupt(stored_event, "stored event is not valid JSON") from error
+
+    def decode_envelope(self, stored_event: StoredEvent) -> Envelope:
+        """The envelope of a stored log event, checked against its row."""
+        value = self.decode_json(stored_event, self.decode_bytes(stored_event))
+        self.check_envelope(stored_event, value)
+        return value  # type: ignore[no-any-return]
+
+    @staticmethod
+    def check_envelope(stored_event: StoredEvent, value: Any) -> None:
+        if (
+            type(value) is not dict
+            or value.get("seq") != stored_event.originator_version - 2
+            or value.get("type") != stored_event.topic
+        ):
+            raise corrupt(stored_event, "stored event does not match its row")
+
+
+def corrupt(stored_event: StoredEvent, reason: str) -> CorruptSessionLogError:
+    """A typed error naming the session and the seq of an undecodable row."""
+    session_id = str(stored_event.originator_id)
+    seq = stored_event.originator_version - 2
+    where = "header" if seq < 0 else f"seq {seq}"
+    return CorruptSessionLogError(
+        f'corrupt session log: session "{session_id}" has an unreadable event at '
+        f"{where}: {reason}",
+        session_id=session_id,
+        seq=seq if seq >= 0 else None,
+    )

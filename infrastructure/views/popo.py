@@ -1,0 +1,146 @@
+"""In-memory views for the POPO store: dicts guarded by the recorder's lock."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from eventsourcing.persistence import Tracking
+from eventsourcing.popo import POPOTrackingRecorder
+
+from application.projections import (
+    LineageRow,
+    LineageView,
+    ListingRow,
+    ListingView,
+    Number,
+    TitleRow,
+    TitleView,
+    View,
+    ViewClasses,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
+    from application.projections import Merge
+
+TRow = TypeVar("TRow")
+
+
+def _recency(row: ListingRow) -> tuple[Number, str]:
+    created = row.created_at if row.created_at is not None else 0
+    return (-created, row.session_id)
+
+
+class POPOView(POPOTrackingRecorder, View[TRow], Generic[TRow]):
+    """Rows in a dict; a save holds the lock for rows and position together."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._rows: dict[str, TRow] = {}
+
+    def _track(self, tracking: Tracking) -> Tracking:
+        key = self.tracking_key(tracking.application_name)
+        return Tracking(key, tracking.notification_id)
+
+    def _assert_tracking_uniqueness(self, tracking: Tracking) -> None:
+        super()._assert_tracking_uniqueness(self._track(tracking))
+
+    def _insert_tracking(self, tracking: Tracking) -> None:
+        super()._insert_tracking(self._track(tracking))
+
+    def max_tracking_id(self, application_name: str) -> int | None:
+        with self._database_lock:
+            return self._max_tracking_ids[self.tracking_key(application_name)]
+
+    def save(self, keys: Collection[str], merge: Merge[TRow], tracking: Tracking) -> bool:
+        with self._database_lock:
+            done = self.max_tracking_id(tracking.application_name)
+            if done is not None and done >= tracking.notification_id:
+                return False
+            rows = {key: self._rows[key] for key in keys if key in self._rows}
+            changed = merge(rows)
+            # Nothing is mutated before this point, so a failing merge changes nothing.
+            for row in changed:
+                self._rows[row.session_id] = row  # type: ignore[attr-defined]
+            self._changed()
+            self._insert_tracking(tracking)
+            return True
+
+    def _changed(self) -> None:
+        """Hook for subclasses that keep a derived index."""
+
+    def select_rows(self, keys: Collection[str]) -> dict[str, TRow]:
+        with self._database_lock:
+            return {key: self._rows[key] for key in keys if key in self._rows}
+
+    def select_all(self) -> list[TRow]:
+        with self._database_lock:
+            return [self._rows[key] for key in sorted(self._rows)]
+
+    def clear(self, application_name: str) -> None:
+        with self._database_lock:
+            self._rows.clear()
+            self._changed()
+            self._max_tracking_ids.pop(self.tracking_key(application_name), None)
+
+
+class POPOListingView(POPOView[ListingRow], ListingView):
+    """The listing; the recency order is sorted once per change, then sliced."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._recent: list[ListingRow] | None = None
+
+    def _changed(self) -> None:
+        self._recent = None
+
+    def select_page(
+        self, *, limit: int, after: tuple[Number, str] | None = None
+    ) -> list[ListingRow]:
+        with self._database_lock:
+            if self._recent is None:
+                listed = [row for row in self._rows.values() if row.header is not None]
+                self._recent = sorted(listed, key=_recency)
+            rows = self._recent
+        if after is None:
+            return rows[:limit]
+        created, session_id = after
+        start = bisect_right(rows, (-created, session_id), key=_recency)
+        return rows[start : start + limit]
+
+    def select_headers(self) -> list[dict[str, Any]]:
+        with self._database_lock:
+            return [row.header for row in self._rows.values() if row.header is not None]
+
+
+class POPOTitleView(POPOView[TitleRow], TitleView):
+    """Latest title event per session."""
+
+
+class POPOLineageView(POPOView[LineageRow], LineageView):
+    """Parent links, with a parent -> children index rebuilt after each change."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._children: dict[str, list[LineageRow]] | None = None
+
+    def _changed(self) -> None:
+        self._children = None
+
+    def select_children(self, parent_id: str) -> list[LineageRow]:
+        with self._database_lock:
+            if self._children is None:
+                index: defaultdict[str, list[LineageRow]] = defaultdict(list)
+                for row in self._rows.values():
+                    if row.parent_session is not None:
+                        index[row.parent_session].append(row)
+                self._children = dict(index)
+            return list(self._children.get(parent_id, ()))
+
+
+VIEW_CLASSES = ViewClasses(
+    listing=POPOListingView, titles=POPOTitleView, lineage=POPOLineageView
+)

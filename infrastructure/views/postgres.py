@@ -1,0 +1,218 @@
+"""PostgreSQL views: tables in the events' schema, written with tracking.
+
+Every view records its position in one table, ``agentlog_view_tracking``,
+whichever factory built it (the application's, or a ``ProjectionRunner``'s), so an
+in-process ``catch_up`` and a worker process share positions and never apply a
+notification twice. Ids sort with ``COLLATE "C"``: code-point order, as in Python.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from eventsourcing.persistence import IntegrityError, Tracking
+from eventsourcing.postgres import PostgresTrackingRecorder
+from psycopg.sql import SQL, Composed, Identifier
+
+from application.projections import (
+    VIEW_TRACKING_TABLE,
+    LineageRow,
+    LineageView,
+    ListingRow,
+    ListingView,
+    Number,
+    TitleRow,
+    TitleView,
+    View,
+    ViewClasses,
+    columns,
+    row_values,
+)
+from infrastructure.views import decode_column, encode_column
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Sequence
+
+    from eventsourcing.postgres import PostgresDatastore
+    from psycopg import Cursor
+    from psycopg.rows import DictRow
+
+    from application.projections import Merge
+
+TRow = TypeVar("TRow")
+PG_TYPES = {"text": "text", "int": "bigint", "number": "numeric", "json": "bytea"}
+
+
+class PostgresView(PostgresTrackingRecorder, View[TRow], Generic[TRow]):
+    """A keyed table; created with the library's tracking table."""
+
+    def __init__(self, datastore: PostgresDatastore, **kwargs: Any) -> None:
+        kwargs["tracking_table_name"] = VIEW_TRACKING_TABLE
+        super().__init__(datastore, **kwargs)
+        self._columns = columns(self.row_type)
+        schema = Identifier(self.datastore.schema)
+        table = Identifier(self.table_name)
+        self._table = SQL("{0}.{1}").format(schema, table)
+        self._tracking_table = SQL("{0}.{1}").format(
+            schema, Identifier(self.tracking_table_name)
+        )
+        names = SQL(", ").join(Identifier(name) for name, _ in self._columns)
+        definitions = SQL(", ").join(
+            SQL("{0} {1}{2}").format(
+                Identifier(name),
+                SQL(PG_TYPES[kind]),  # type: ignore[arg-type]
+                SQL(" PRIMARY KEY" if i == 0 else ""),
+            )
+            for i, (name, kind) in enumerate(self._columns)
+        )
+        self.sql_create_statements.append(
+            SQL("CREATE TABLE IF NOT EXISTS {0} ({1})").format(self._table, definitions)
+        )
+        self.sql_create_statements.extend(self.index_statements())
+        self._select_sql = SQL("SELECT {0} FROM {1} ").format(names, self._table)
+        marks = SQL(", ").join(SQL("%s") for _ in self._columns)
+        updates = SQL(", ").join(
+            SQL("{0} = EXCLUDED.{0}").format(Identifier(name))
+            for name, _ in self._columns[1:]
+        )
+        self._upsert_sql = SQL(
+            "INSERT INTO {0} ({1}) VALUES ({2}) "
+            "ON CONFLICT (session_id) DO UPDATE SET {3}"
+        ).format(self._table, names, marks, updates)
+
+    def index_statements(self) -> list[Composed]:
+        return []
+
+    def _index_name(self, suffix: str) -> Identifier:
+        return Identifier(f"{self.table_name}_{suffix}")
+
+    # ------------------------------------------------------------ tracking
+
+    def _insert_tracking(self, curs: Cursor[DictRow], tracking: Tracking) -> None:
+        key = self.tracking_key(tracking.application_name)
+        super()._insert_tracking(curs, Tracking(key, tracking.notification_id))
+
+    def _max_tracking_id(
+        self, application_name: str, curs: Cursor[DictRow]
+    ) -> int | None:
+        return super()._max_tracking_id(self.tracking_key(application_name), curs)
+
+    # ---------------------------------------------------------------- rows
+
+    def _encode(self, row: TRow) -> tuple[Any, ...]:
+        return tuple(
+            encode_column(kind, value, bounded_ints=False)
+            for (_, kind), value in zip(self._columns, row_values(row), strict=True)
+        )
+
+    def _decode(self, record: DictRow) -> TRow:
+        values = (decode_column(kind, record[name]) for name, kind in self._columns)
+        return self.row_type(*values)  # type: ignore[no-any-return]
+
+    def _fetch(
+        self, curs: Cursor[DictRow], sql: Composed, params: Sequence[Any]
+    ) -> list[TRow]:
+        curs.execute(sql, params)
+        return [self._decode(record) for record in curs.fetchall()]
+
+    def _select(self, curs: Cursor[DictRow], keys: Collection[str]) -> dict[str, TRow]:
+        if not keys:
+            return {}
+        sql = self._select_sql + SQL("WHERE session_id = ANY(%s)")
+        rows = self._fetch(curs, sql, (list(keys),))
+        return {row.session_id: row for row in rows}  # type: ignore[attr-defined]
+
+    def save(self, keys: Collection[str], merge: Merge[TRow], tracking: Tracking) -> bool:
+        try:
+            with self.datastore.transaction(commit=True) as curs:
+                # Tracking first: the row lock serialises concurrent writers of
+                # this view, and a position already recorded fails here.
+                self._insert_tracking(curs, tracking)
+                changed = merge(self._select(curs, keys))
+                if changed:
+                    curs.executemany(
+                        self._upsert_sql, [self._encode(r) for r in changed]
+                    )
+        except IntegrityError:
+            name, number = tracking.application_name, tracking.notification_id
+            if self.has_tracking_id(name, number):
+                return False
+            raise
+        return True
+
+    def select_rows(self, keys: Collection[str]) -> dict[str, TRow]:
+        with self.datastore.transaction(commit=False) as curs:
+            return self._select(curs, keys)
+
+    def select_all(self) -> list[TRow]:
+        sql = self._select_sql + SQL('ORDER BY session_id COLLATE "C"')
+        with self.datastore.transaction(commit=False) as curs:
+            return self._fetch(curs, sql, ())
+
+    def clear(self, application_name: str) -> None:
+        with self.datastore.transaction(commit=True) as curs:
+            curs.execute(SQL("DELETE FROM {0}").format(self._table))
+            curs.execute(
+                SQL("DELETE FROM {0} WHERE application_name = %s").format(
+                    self._tracking_table
+                ),
+                (self.tracking_key(application_name),),
+            )
+
+
+class PostgresListingView(PostgresView[ListingRow], ListingView):
+    """The listing, indexed for newest-first keyset paging."""
+
+    def index_statements(self) -> list[Composed]:
+        return [
+            SQL(
+                'CREATE INDEX IF NOT EXISTS {0} ON {1} (created_at DESC, session_id COLLATE "C")'
+            ).format(self._index_name("recent"), self._table)
+        ]
+
+    def select_page(
+        self, *, limit: int, after: tuple[Number, str] | None = None
+    ) -> list[ListingRow]:
+        sql = self._select_sql + SQL("WHERE header IS NOT NULL ")
+        params: list[Any] = []
+        if after is not None:
+            sql += SQL(
+                "AND (created_at < %s OR (created_at = %s "
+                'AND session_id COLLATE "C" > %s)) '
+            )
+            params += [after[0], after[0], after[1]]
+        sql += SQL('ORDER BY created_at DESC, session_id COLLATE "C" LIMIT %s')
+        params.append(limit)
+        with self.datastore.transaction(commit=False) as curs:
+            return self._fetch(curs, sql, params)
+
+    def select_headers(self) -> list[dict[str, Any]]:
+        sql = SQL("SELECT header FROM {0} WHERE header IS NOT NULL").format(self._table)
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(sql)
+            return [decode_column("json", record["header"]) for record in curs.fetchall()]
+
+
+class PostgresTitleView(PostgresView[TitleRow], TitleView):
+    """Latest title event per session."""
+
+
+class PostgresLineageView(PostgresView[LineageRow], LineageView):
+    """Parent links, indexed by parent."""
+
+    def index_statements(self) -> list[Composed]:
+        return [
+            SQL("CREATE INDEX IF NOT EXISTS {0} ON {1} (parent_session)").format(
+                self._index_name("parent"), self._table
+            )
+        ]
+
+    def select_children(self, parent_id: str) -> list[LineageRow]:
+        sql = self._select_sql + SQL("WHERE parent_session = %s")
+        with self.datastore.transaction(commit=False) as curs:
+            return self._fetch(curs, sql, (parent_id,))
+
+
+VIEW_CLASSES = ViewClasses(
+    listing=PostgresListingView, titles=PostgresTitleView, lineage=PostgresLineageView
+)

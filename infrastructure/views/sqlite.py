@@ -1,0 +1,197 @@
+"""SQLite views: tables in the events' own database file, written with tracking.
+
+A save writes its tracking row first: the first statement of the transaction is a
+write, so SQLite takes the write lock before anything is read and a concurrent
+writer cannot invalidate the rows the merge saw.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from eventsourcing.persistence import IntegrityError, Tracking
+from eventsourcing.sqlite import SQLiteCursor, SQLiteTrackingRecorder
+
+from application.projections import (
+    LineageRow,
+    LineageView,
+    ListingRow,
+    ListingView,
+    Number,
+    TitleRow,
+    TitleView,
+    View,
+    ViewClasses,
+    columns,
+    row_values,
+)
+from infrastructure.views import decode_column, encode_column
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Sequence
+
+    from eventsourcing.sqlite import SQLiteDatastore
+
+    from application.projections import Merge
+
+TRow = TypeVar("TRow")
+SQLITE_TYPES = {"text": "TEXT", "int": "INTEGER", "number": "NUMERIC", "json": "BLOB"}
+CHUNK = 500
+
+
+class SQLiteView(SQLiteTrackingRecorder, View[TRow], Generic[TRow]):
+    """A keyed table; the library's ``tracking`` table holds one row per view."""
+
+    index_columns: tuple[str, ...] = ()
+
+    def __init__(self, datastore: SQLiteDatastore, **kwargs: Any) -> None:
+        super().__init__(datastore, **kwargs)
+        self._columns = columns(self.row_type)
+        names = ", ".join(name for name, _ in self._columns)
+        self._select_sql = f"SELECT {names} FROM {self.table_name} "
+        marks = ", ".join("?" for _ in self._columns)
+        updates = ", ".join(
+            f"{name} = excluded.{name}" for name, _ in self._columns[1:]
+        )
+        self._upsert_sql = (
+            f"INSERT INTO {self.table_name} ({names}) VALUES ({marks}) "
+            f"ON CONFLICT (session_id) DO UPDATE SET {updates}"
+        )
+
+    def construct_create_table_statements(self) -> list[str]:
+        statements = super().construct_create_table_statements()
+        definitions = ", ".join(
+            f"{name} {SQLITE_TYPES[kind]}" + (" PRIMARY KEY" if i == 0 else "")
+            for i, (name, kind) in enumerate(columns(self.row_type))
+        )
+        statements.append(
+            f"CREATE TABLE IF NOT EXISTS {self.table_name} ({definitions})"
+        )
+        statements.extend(self.index_statements())
+        return statements
+
+    def index_statements(self) -> list[str]:
+        return []
+
+    # ------------------------------------------------------------ tracking
+
+    def _insert_tracking(self, c: SQLiteCursor, tracking: Tracking) -> None:
+        key = self.tracking_key(tracking.application_name)
+        super()._insert_tracking(c, Tracking(key, tracking.notification_id))
+
+    def _max_tracking_id(self, application_name: str, c: SQLiteCursor) -> int | None:
+        return super()._max_tracking_id(self.tracking_key(application_name), c)
+
+    # ---------------------------------------------------------------- rows
+
+    def _encode(self, row: TRow) -> tuple[Any, ...]:
+        return tuple(
+            encode_column(kind, value, bounded_ints=True)
+            for (_, kind), value in zip(self._columns, row_values(row), strict=True)
+        )
+
+    def _decode(self, record: Sequence[Any]) -> TRow:
+        values = (
+            decode_column(kind, value)
+            for (_, kind), value in zip(self._columns, record, strict=True)
+        )
+        return self.row_type(*values)  # type: ignore[no-any-return]
+
+    def _fetch(self, c: SQLiteCursor, sql: str, params: Sequence[Any]) -> list[TRow]:
+        c.execute(sql, params)
+        return [self._decode(tuple(record)) for record in c.fetchall()]
+
+    def _select(self, c: SQLiteCursor, keys: Collection[str]) -> dict[str, TRow]:
+        found: dict[str, TRow] = {}
+        ordered = sorted(keys)
+        for i in range(0, len(ordered), CHUNK):
+            chunk = ordered[i : i + CHUNK]
+            marks = ", ".join("?" for _ in chunk)
+            sql = self._select_sql + f"WHERE session_id IN ({marks})"
+            for row in self._fetch(c, sql, chunk):
+                found[row.session_id] = row  # type: ignore[attr-defined]
+        return found
+
+    def save(self, keys: Collection[str], merge: Merge[TRow], tracking: Tracking) -> bool:
+        try:
+            with self.datastore.transaction(commit=True) as c:
+                self._insert_tracking(c, tracking)
+                changed = merge(self._select(c, keys))
+                if changed:
+                    c.executemany(self._upsert_sql, [self._encode(r) for r in changed])
+        except IntegrityError:
+            name, number = tracking.application_name, tracking.notification_id
+            if self.has_tracking_id(name, number):
+                return False
+            raise
+        return True
+
+    def select_rows(self, keys: Collection[str]) -> dict[str, TRow]:
+        with self.datastore.transaction(commit=False) as c:
+            return self._select(c, keys)
+
+    def select_all(self) -> list[TRow]:
+        with self.datastore.transaction(commit=False) as c:
+            return self._fetch(c, self._select_sql + "ORDER BY session_id", ())
+
+    def clear(self, application_name: str) -> None:
+        with self.datastore.transaction(commit=True) as c:
+            c.execute(f"DELETE FROM {self.table_name}")
+            c.execute(
+                "DELETE FROM tracking WHERE application_name = ?",
+                (self.tracking_key(application_name),),
+            )
+
+
+class SQLiteListingView(SQLiteView[ListingRow], ListingView):
+    """The listing, indexed for newest-first keyset paging."""
+
+    def index_statements(self) -> list[str]:
+        return [
+            f"CREATE INDEX IF NOT EXISTS {self.table_name}_recent "
+            f"ON {self.table_name} (created_at DESC, session_id)"
+        ]
+
+    def select_page(
+        self, *, limit: int, after: tuple[Number, str] | None = None
+    ) -> list[ListingRow]:
+        sql = self._select_sql + "WHERE header IS NOT NULL "
+        params: list[Any] = []
+        if after is not None:
+            created = encode_column("number", after[0], bounded_ints=True)
+            sql += "AND (created_at < ? OR (created_at = ? AND session_id > ?)) "
+            params += [created, created, after[1]]
+        sql += "ORDER BY created_at DESC, session_id LIMIT ?"
+        params.append(limit)
+        with self.datastore.transaction(commit=False) as c:
+            return self._fetch(c, sql, params)
+
+    def select_headers(self) -> list[dict[str, Any]]:
+        sql = f"SELECT header FROM {self.table_name} WHERE header IS NOT NULL"
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(sql)
+            return [decode_column("json", record[0]) for record in c.fetchall()]
+
+
+class SQLiteTitleView(SQLiteView[TitleRow], TitleView):
+    """Latest title event per session."""
+
+
+class SQLiteLineageView(SQLiteView[LineageRow], LineageView):
+    """Parent links, indexed by parent."""
+
+    def index_statements(self) -> list[str]:
+        return [
+            f"CREATE INDEX IF NOT EXISTS {self.table_name}_parent "
+            f"ON {self.table_name} (parent_session)"
+        ]
+
+    def select_children(self, parent_id: str) -> list[LineageRow]:
+        sql = self._select_sql + "WHERE parent_session = ?"
+        with self.datastore.transaction(commit=False) as c:
+            return self._fetch(c, sql, (parent_id,))
+
+
+VIEW_CLASSES = ViewClasses(
+    listing=SQLiteListingView, titles=SQLiteTitleView, lineage=SQLiteLineageView
+)

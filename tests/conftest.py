@@ -1,0 +1,113 @@
+"""The backend matrix: every application-level test runs on POPO, SQLite and PostgreSQL.
+
+PostgreSQL comes from ``AGENTLOG_TEST_PG`` (a store URL without schema) or the CI
+default ``postgresql://postgres@127.0.0.1:5432/test``; each test gets its own schema,
+dropped afterwards. With ``CI=true`` an unreachable server fails the test instead of
+skipping it.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from application import Sessions
+
+PG_URL = os.environ.get("AGENTLOG_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+BACKENDS = ["popo", "sqlite", "postgres"]
+
+
+def pg_params() -> dict[str, Any]:
+    from infrastructure.store import parse_store_url
+
+    env = parse_store_url(PG_URL).env
+    return {
+        "dbname": env["POSTGRES_DBNAME"],
+        "host": env["POSTGRES_HOST"],
+        "port": int(env["POSTGRES_PORT"]),
+        "user": env["POSTGRES_USER"],
+        "password": env["POSTGRES_PASSWORD"],
+        "connect_timeout": 3,
+        "autocommit": True,
+    }
+
+
+def postgres_schema_env() -> Iterator[dict[str, str]]:
+    """A fresh schema on the test server, as environment; dropped afterwards."""
+    import psycopg
+
+    from infrastructure.store import parse_store_url
+
+    schema = "t_" + uuid.uuid4().hex[:16]
+    try:
+        connection = psycopg.connect(**pg_params())
+    except psycopg.OperationalError as error:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"PostgreSQL is unreachable in CI: {error}")
+        pytest.skip(f"PostgreSQL is unreachable: {error}")
+    with connection:
+        connection.execute(f'CREATE SCHEMA "{schema}"')
+        try:
+            env = dict(parse_store_url(PG_URL).env)
+            env["POSTGRES_SCHEMA"] = schema
+            yield env
+        finally:
+            connection.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def app_env(backend: str, tmp_path: Path) -> Iterator[dict[str, str]]:
+    """The environment selecting one backend, fresh for this test."""
+    if backend == "popo":
+        yield {"PERSISTENCE_MODULE": "eventsourcing.popo"}
+    elif backend == "sqlite":
+        yield {
+            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+            "SQLITE_DBNAME": str(tmp_path / "agentlog.db"),
+        }
+    else:
+        yield from postgres_schema_env()
+
+
+@pytest.fixture
+def make_app(app_env: dict[str, str]) -> Iterator[Callable[..., Sessions]]:
+    """Build ``Sessions`` on this test's backend; all share one store (not POPO)."""
+    apps: list[Sessions] = []
+    shared: list[Sessions] = []
+
+    def make(*, invariants: bool = True, **env: str) -> Sessions:
+        if app_env["PERSISTENCE_MODULE"] == "eventsourcing.popo" and shared:
+            # POPO keeps the store in the recorder: reuse it so a second
+            # application sees what the first one stored, like a database would.
+            app = Sessions(env={**app_env, **env}, invariants=invariants)
+            app.recorder = shared[0].recorder
+            app.events.recorder = shared[0].recorder
+            app._notification_log.recorder = shared[0].recorder
+            assert app.snapshots is not None and shared[0].snapshots is not None
+            app.snapshots.recorder = shared[0].snapshots.recorder
+            app.repository.event_store = app.events
+            apps.append(app)
+            return app
+        app = Sessions(env={**app_env, **env}, invariants=invariants)
+        shared.append(app)
+        apps.append(app)
+        return app
+
+    yield make
+    for app in apps:
+        app.close()
+
+
+@pytest.fixture
+def app(make_app: Callable[..., Sessions]) -> Sessions:
+    return make_app()

@@ -1,0 +1,356 @@
+"""Derived messages: session-core §8 D (46–61) and the incremental cache (§0.4)."""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from domain.errors import SurfaceError
+from domain.json import Envelope
+from domain.messages import MessageCache, derive_message, derive_messages
+
+Item = tuple[str, Any, Any, Any]
+USER = {"kind": "user"}
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def call(call_id: str) -> dict[str, Any]:
+    return {"type": "tool-call", "id": call_id, "name": "bash", "arguments": "{}"}
+
+
+def TS(turn: int = 1) -> Item:
+    trigger = {"kind": "message", "source": USER}
+    return ("turn/start", {"turn": turn, "trigger": trigger}, None, None)
+
+
+def TE(turn: int = 1) -> Item:
+    return ("turn/end", {"turn": turn, "reason": {"kind": "completed"}}, None, None)
+
+
+def SS(turn: int = 1, step: int = 1) -> Item:
+    return ("step/start", {"turn": turn, "step": step}, None, None)
+
+
+def SE(turn: int = 1, step: int = 1) -> Item:
+    return ("step/end", {"turn": turn, "step": step}, None, None)
+
+
+def chunk() -> Item:
+    data = {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "x"}}
+    return ("assistant/chunk", data, None, None)
+
+
+def U(value: str = "u", source: Any = None, content: Any = None) -> Item:
+    data = {
+        "content": [text(value)] if content is None else content,
+        "source": source or USER,
+    }
+    return ("user/message", data, "append", None)
+
+
+def A(*blocks: dict[str, Any], **extra: Any) -> Item:
+    data = {"turn": 1, "step": 1, "content": list(blocks), **extra}
+    return ("assistant/message", data, "append", None)
+
+
+def R(call_id: str = "c1", **extra: Any) -> Item:
+    data = {
+        "turn": 1,
+        "step": 1,
+        "callId": call_id,
+        "content": [text("ok")],
+        "isError": False,
+        **extra,
+    }
+    return ("tool/result", data, "append", None)
+
+
+def framed(event_type: str, kind: str, *blocks: dict[str, Any]) -> Item:
+    source = {"kind": kind, "plugin": "watcher"} if kind == "plugin" else {"kind": kind}
+    data = {"turn": 1, "content": list(blocks), "source": source}
+    return (event_type, data, "append", None)
+
+
+def Rep(start: int, end: int, src: list[int], value: str) -> Item:
+    data = {"turn": 1, "step": 1, "content": [text(value)]}
+    return ("assistant/message", data, {"op": "replace", "start": start, "end": end}, src)
+
+
+def log(*items: Item) -> list[Envelope]:
+    events: list[Envelope] = []
+    for seq, (event_type, data, surface_op, sources) in enumerate(items):
+        envelope: Envelope = {"type": event_type, "seq": seq, "time": 0, "data": data}
+        if sources is not None:
+            envelope["sourceEventSeqs"] = sources
+        if surface_op is not None:
+            envelope["surfaceOp"] = surface_op
+        events.append(envelope)
+    return events
+
+
+def derive(*items: Item) -> list[dict[str, Any]]:
+    """Derive both ways (from scratch and through the cache) and require equality."""
+    events = log(*items)
+    messages = derive_messages(events)
+    cache = MessageCache()
+    cache.extend(events)
+    assert cache.messages() == messages
+    return messages
+
+
+def test_core_046_roles_and_tool_result_block() -> None:
+    messages = derive(
+        TS(), U("hello"), chunk(), A(text("let me check"), call("c1")), R("c1"), TE()
+    )
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert len(messages[1]["content"]) == 2
+    assert messages[2]["content"] == [
+        {"type": "tool-result", "toolCallId": "c1", "content": [text("ok")], "isError": False}
+    ]
+
+
+def test_core_047_log_only_events_never_produce_messages() -> None:
+    assert len(derive(TS(), chunk(), chunk(), U(), A(text("a")), TE())) == 2
+
+
+def test_core_048_context_envelope() -> None:
+    item = framed("context/message", "plugin", text("file changed: a.ts"))
+    assert derive(item) == [
+        {
+            "role": "user",
+            "content": [
+                text('<context source="plugin">'),
+                text("file changed: a.ts"),
+                text("</context>"),
+            ],
+        }
+    ]
+
+
+def test_core_049_steering_envelope() -> None:
+    (message,) = derive(framed("steering/message", "user", text("focus")))
+    assert message["content"] == [
+        text('<steering source="user">'),
+        text("focus"),
+        text("</steering>"),
+    ]
+
+
+def test_core_050_empty_context_is_just_the_markers() -> None:
+    (message,) = derive(framed("context/message", "user"))
+    assert message["content"] == [text('<context source="user">'), text("</context>")]
+
+
+def test_core_051_source_kind_is_json_escaped() -> None:
+    (quoted,) = derive(framed("context/message", 'a"b\\'))
+    assert quoted["content"][0] == text('<context source="a\\"b\\\\">')
+    (accented,) = derive(framed("context/message", "ü"))
+    assert accented["content"][0] == text('<context source="ü">')
+    (control,) = derive(framed("context/message", "\x1f"))
+    assert control["content"][0] == text('<context source="\\u001f">')
+
+
+def test_core_052_empty_assistant_message_has_no_message() -> None:
+    assert derive(TS(), SS(), A(), SE(), TE()) == []
+
+
+def test_core_053_usage_is_not_projected() -> None:
+    (message,) = derive(A(text("hi"), usage={"inputTokens": 1, "outputTokens": 2}))
+    assert list(message) == ["role", "content"]
+
+
+def test_core_054_tool_result_error_and_meta_are_dropped() -> None:
+    item = R("c1", error={"name": "E", "code": "x"}, meta={"k": 1}, isError=True)
+    (message,) = derive(item)
+    assert list(message["content"][0]) == ["type", "toolCallId", "content", "isError"]
+    assert message["content"][0]["isError"] is True
+
+
+def test_core_055_empty_user_message_still_counts() -> None:
+    assert derive(U(content=[])) == [{"role": "user", "content": []}]
+
+
+def test_core_056_replacement_takes_the_place() -> None:
+    assert derive(U("original"), Rep(0, 0, [0], "compacted")) == [
+        {"role": "assistant", "content": [text("compacted")]}
+    ]
+
+
+def test_core_057_checkpoint_is_a_plain_user_message() -> None:
+    compact = {"kind": "plugin", "plugin": "compact"}
+    checkpoint: Item = (
+        "user/message",
+        {"content": [text("summary")], "source": compact},
+        {"op": "replace", "start": 0, "end": 1},
+        [0, 1],
+    )
+    assert derive(U("a"), U("b"), checkpoint) == [
+        {"role": "user", "content": [text("summary")]}
+    ]
+
+
+def test_core_058_returned_messages_are_detached() -> None:
+    events = log(U("hi"), A(text("a")), R("c1"))
+    pristine = copy.deepcopy(events)
+    cache = MessageCache()
+    cache.extend(events)
+    for messages in (derive_messages(events), cache.messages()):
+        messages[0]["content"][0]["text"] = "edited"
+        messages[1]["content"].append(text("more"))
+        messages[2]["content"][0]["content"].append(text("pushed"))
+        messages.append({"role": "user", "content": []})
+    assert events == pristine
+    expected = [
+        {"role": "user", "content": [text("hi")]},
+        {"role": "assistant", "content": [text("a")]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool-result", "toolCallId": "c1", "content": [text("ok")], "isError": False}
+            ],
+        },
+    ]
+    assert derive_messages(events) == cache.messages() == expected
+
+
+def test_core_059_calls_return_equal_but_distinct_objects() -> None:
+    events = log(U("hi"), A(text("a")))
+    cache = MessageCache()
+    cache.extend(events)
+    for derive_once in (lambda: derive_messages(events), cache.messages):
+        first, second = derive_once(), derive_once()
+        assert first == second
+        assert first is not second
+        assert all(a is not b for a, b in zip(first, second, strict=True))
+        assert all(
+            a["content"] is not b["content"] for a, b in zip(first, second, strict=True)
+        )
+
+
+def test_derive_message_of_a_log_only_event_is_none() -> None:
+    (turn_start,) = log(TS())
+    assert derive_message(turn_start) is None
+
+
+def test_cache_rejects_what_the_fold_rejects_and_keeps_its_state() -> None:
+    events = log(U("a"), U("b"))
+    cache = MessageCache()
+    cache.extend(events)
+    bad = log(U(), U(), Rep(0, 5, [0], "x"))[2]
+    with pytest.raises(SurfaceError, match="end seq 5 not found in surface") as caught:
+        cache.extend([bad])
+    with pytest.raises(SurfaceError) as again:
+        derive_messages([*events, bad])
+    assert str(again.value) == str(caught.value)
+    assert (cache.seq, cache.generation) == (2, 0)
+    good = log(U(), U(), Rep(0, 1, [0, 1], "x"))[2]
+    cache.extend([good])
+    assert (cache.seq, cache.generation) == (3, 1)
+    assert cache.messages() == derive_messages([*events, good])
+
+
+# ------------------------------------------------------------------ properties
+# Abstract operations keep replaces valid wherever log-only noise is inserted:
+# positions are fractions of the surface at that moment, not seqs.
+
+SURFACE_KINDS = ["user", "assistant", "empty-assistant", "result", "context", "steering"]
+NOISE = [TS(), SE(), chunk(), ("todo/write", {"todos": []}, None, None)]
+
+Op = tuple[str, str, float, float]
+ops_strategy = st.lists(
+    st.tuples(
+        st.sampled_from(["append", "append", "replace", "rewrite"]),
+        st.sampled_from(SURFACE_KINDS),
+        st.floats(0, 1, exclude_max=True),
+        st.floats(0, 1, exclude_max=True),
+    ),
+    max_size=30,
+)
+
+
+def payload(kind: str, seq: int) -> Item:
+    if kind == "user":
+        return U(f"u{seq}")
+    if kind == "assistant":
+        return A(text(f"a{seq}"), call(f"c{seq}"))
+    if kind == "empty-assistant":
+        return A(usage={"inputTokens": 1, "outputTokens": 0})
+    if kind == "result":
+        return R(f"c{seq}", meta={"n": seq})
+    if kind == "context":
+        return framed("context/message", "plugin", text(f"x{seq}"))
+    return framed("steering/message", "user", text(f"s{seq}"))
+
+
+def materialise(ops: list[Op], noise: dict[int, Item] | None = None) -> list[Envelope]:
+    """Build a valid log from abstract ops, with ``noise[k]`` inserted after op k."""
+    items: list[Item] = []
+    current: list[tuple[int, Item]] = []
+    for k, (action, kind, first, second) in enumerate(ops):
+        seq = len(items)
+        item = payload(kind, seq)
+        results = [p for p, (_, node) in enumerate(current) if node[0] == "tool/result"]
+        if action == "rewrite" and results:
+            position = results[math.floor(first * len(results))]
+            target, node = current[position]
+            data = {**node[1], "content": [text(f"rewritten {seq}")]}
+            replace = {"op": "replace", "start": target, "end": target}
+            item = ("tool/result", data, replace, [target])
+            current[position] = (seq, item)
+        elif action == "replace" and current:
+            i, j = sorted(math.floor(f * len(current)) for f in (first, second))
+            gone = [s for s, _ in current[i : j + 1]]
+            replace = {"op": "replace", "start": gone[0], "end": gone[-1]}
+            if item[0] == "tool/result":
+                item = A(text(f"summary {seq}"))
+            item = (item[0], item[1], replace, gone)
+            current[i : j + 1] = [(seq, item)]
+        else:
+            current.append((seq, item))
+        items.append(item)
+        if noise and k in noise:
+            items.append(noise[k])
+    return log(*items)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops_strategy, st.data())
+def test_cache_in_random_chunks_equals_a_fresh_fold(ops: list[Op], data: st.DataObject) -> None:
+    events = materialise(ops)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(events)), max_size=6)))
+    cache = MessageCache()
+    start = 0
+    for cut in [*cuts, len(events)]:
+        cache.extend(events[start:cut])
+        start = max(start, cut)
+        assert cache.seq == start
+        assert cache.messages() == derive_messages(events[:start])
+
+
+@settings(max_examples=150, deadline=None)
+@given(ops_strategy)
+def test_core_060_derivation_is_deterministic_and_replayable(ops: list[Op]) -> None:
+    events = materialise(ops)
+    replay = copy.deepcopy(events)
+    assert derive_messages(events) == derive_messages(events) == derive_messages(replay)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ops_strategy, st.data())
+def test_core_061_log_only_noise_never_changes_derivation(
+    ops: list[Op], data: st.DataObject
+) -> None:
+    noise = data.draw(
+        st.dictionaries(st.integers(0, max(len(ops) - 1, 0)), st.sampled_from(NOISE))
+    )
+    plain = derive_messages(materialise(ops))
+    assert derive_messages(materialise(ops, noise)) == plain
+    assert {m["role"] for m in plain} <= {"user", "assistant", "system"}

@@ -1,0 +1,591 @@
+"""The surface at the fold level: session-core §8 C (27–45) and K (147–150).
+
+Per §0.1 the surface rules are checked eagerly: scenarios 21, 22, 23, 26, 36–41 and
+43 are rejections by ``Surface.check`` with the §4.2/§4.5 texts instead of the seed's
+accept-then-poison. Those tests say "(§0)" and test our rule, not the seed's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from domain.errors import SurfaceError, SurfaceIntentError
+from domain.json import Envelope
+from domain.messages import derive_messages
+from domain.surface import (
+    Replacement,
+    Surface,
+    SurfaceNode,
+    check_intent,
+    classify,
+    data_digest,
+    fold_step,
+    fold_surface,
+)
+from domain.vocabulary import is_surface_eligible_type, is_surface_event
+
+# ------------------------------------------------------------------ builders
+# One item = (type, data, surfaceOp, sourceEventSeqs); ``log`` numbers them.
+
+Item = tuple[str, Any, Any, Any]
+USER = {"kind": "user"}
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def TS(turn: int = 1) -> Item:
+    trigger = {"kind": "message", "source": USER}
+    return ("turn/start", {"turn": turn, "trigger": trigger}, None, None)
+
+
+def TE(turn: int = 1) -> Item:
+    return ("turn/end", {"turn": turn, "reason": {"kind": "completed"}}, None, None)
+
+
+def SS(turn: int = 1, step: int = 1) -> Item:
+    return ("step/start", {"turn": turn, "step": step}, None, None)
+
+
+def SE(turn: int = 1, step: int = 1) -> Item:
+    return ("step/end", {"turn": turn, "step": step}, None, None)
+
+
+def U(value: str = "u", op: Any = "append", src: Any = None) -> Item:
+    return ("user/message", {"content": [text(value)], "source": USER}, op, src)
+
+
+def A(value: str = "a", src: Any = None) -> Item:
+    data = {"turn": 1, "step": 1, "content": [text(value)]}
+    return ("assistant/message", data, "append", src)
+
+
+def R(call_id: str = "c1", op: Any = "append", src: Any = None, **extra: Any) -> Item:
+    data = {
+        "turn": 1,
+        "step": 1,
+        "callId": call_id,
+        "content": [text("ok")],
+        "isError": False,
+        **extra,
+    }
+    return ("tool/result", data, op, src)
+
+
+def replace(start: int, end: int) -> dict[str, Any]:
+    return {"op": "replace", "start": start, "end": end}
+
+
+def Rep(start: int, end: int, src: Any, value: str = "summary") -> Item:
+    data = {"turn": 1, "step": 1, "content": [text(value)]}
+    return ("assistant/message", data, replace(start, end), src)
+
+
+def event(seq: int, item: Item) -> Envelope:
+    event_type, data, surface_op, sources = item
+    envelope: Envelope = {"type": event_type, "seq": seq, "time": 1000, "data": data}
+    if sources is not None:
+        envelope["sourceEventSeqs"] = sources
+    if surface_op is not None:
+        envelope["surfaceOp"] = surface_op
+    return envelope
+
+
+def log(*items: Item) -> list[Envelope]:
+    return [event(seq, item) for seq, item in enumerate(items)]
+
+
+def folded(events: list[Envelope]) -> Surface:
+    """The live surface after the strict fold of ``events``."""
+    surface = Surface()
+    for index, envelope in enumerate(events):
+        fold_step(surface, envelope, index)
+    return surface
+
+
+def rejects(surface: Surface, envelope: Envelope, message: str) -> None:
+    """``check`` raises ``message`` and leaves the surface exactly as it was."""
+    before = surface.to_state()
+    with pytest.raises(SurfaceError) as caught:
+        surface.check(envelope)
+    assert str(caught.value) == message
+    assert surface.to_state() == before
+
+
+def links(surface: Surface) -> list[tuple[int, int | None, int | None]]:
+    return [(node.seq, node.prev, node.next) for node in surface.nodes]
+
+
+# ------------------------------------------------------------------ B (§0 rewrites)
+
+
+def test_core_017_018_019_surface_type_requires_marker() -> None:
+    for surface_type in (
+        "user/message",
+        "assistant/message",
+        "tool/result",
+        "context/message",
+        "steering/message",
+    ):
+        with pytest.raises(SurfaceIntentError) as caught:
+            check_intent(surface_type, None, [0], 0)
+        assert str(caught.value) == (
+            f'session event "{surface_type}" is surface-eligible and requires a '
+            "surfaceOp marker"
+        )
+
+
+def test_core_024_log_only_type_cannot_carry_markers() -> None:
+    with pytest.raises(SurfaceIntentError, match="cannot carry surfaceOp$"):
+        check_intent("turn/end", "append", None, 0)
+    with pytest.raises(SurfaceIntentError) as caught:
+        check_intent("turn/end", None, [0], 1)
+    assert str(caught.value) == (
+        'session event "turn/end" is not surface-eligible and cannot carry '
+        "sourceEventSeqs"
+    )
+
+
+@pytest.mark.parametrize(
+    ("surface_op", "sources", "message"),
+    [
+        ("bogus", None, 'session event "user/message" carries an invalid surfaceOp'),
+        (["append"], None, 'session event "user/message" carries an invalid surfaceOp'),
+        (
+            {"op": "replace", "start": 0},
+            None,
+            'session event "user/message" carries an invalid replace surfaceOp',
+        ),
+        (
+            {"op": "replace", "start": 0, "end": True},
+            None,
+            'session event "user/message" carries an invalid replace surfaceOp',
+        ),
+        (
+            {"op": "replace", "start": -1, "end": 0},
+            None,
+            'session event "user/message" carries an invalid replace surfaceOp',
+        ),
+        (
+            {"op": "replace", "start": 0, "end": 0, "x": 1},
+            None,
+            'session event "user/message" carries an invalid replace surfaceOp',
+        ),
+        (
+            "append",
+            "invalid",
+            "sourceEventSeqs on event at seq 3 must be an array when present",
+        ),
+        (
+            "append",
+            [0, True],
+            'session event "user/message" sourceEventSeqs must densely contain '
+            "non-negative safe integers",
+        ),
+    ],
+)
+def test_core_025_intent_shape(surface_op: Any, sources: Any, message: str) -> None:
+    with pytest.raises(SurfaceIntentError) as caught:
+        check_intent("user/message", surface_op, sources, 3)
+    assert str(caught.value) == message
+
+
+def test_core_021_future_provenance_is_rejected() -> None:
+    # §0: the seed recorded [3,5,7] at seq 0 verbatim; our rule rejects it.
+    rejects(
+        Surface(),
+        event(0, A(src=[3, 5, 7])),
+        "sourceEventSeqs must reference earlier events: 3 >= current seq 0",
+    )
+
+
+def test_core_022_future_provenance_is_rejected() -> None:
+    # §0: [10, 20] on the first event cites the future; nothing is recorded.
+    rejects(
+        Surface(),
+        event(0, U(src=[10, 20])),
+        "sourceEventSeqs must reference earlier events: 10 >= current seq 0",
+    )
+    surface = folded(log(*[U(str(n)) for n in range(21)]))
+    surface.check(event(21, U(src=[10, 20])))
+
+
+def test_core_023_replace_on_empty_surface_is_rejected() -> None:
+    # §0: the seed recorded {op:replace,start:0,end:0} on an empty log.
+    rejects(
+        Surface(),
+        event(0, U(op=replace(0, 0), src=[0])),
+        "surface replace: start seq 0 not found in surface",
+    )
+
+
+def test_core_026_provenance_values() -> None:
+    # §0: [] stays valid on assistant/message only; duplicates and self refs fail.
+    surface = folded(log(U("a")))
+    surface.check(event(1, A(src=[])))
+    rejects(
+        surface,
+        event(1, U(src=[])),
+        "sourceEventSeqs must not be empty except on assistant/message",
+    )
+    rejects(surface, event(1, A(src=[0, 0])), "sourceEventSeqs must not contain duplicates")
+    rejects(
+        surface,
+        event(1, A(src=[0, 1])),
+        "sourceEventSeqs must reference earlier events: 1 >= current seq 1",
+    )
+    rejects(
+        surface,
+        event(1, A(src=[-1])),
+        'session event "assistant/message" sourceEventSeqs must densely contain '
+        "non-negative safe integers",
+    )
+
+
+# ------------------------------------------------------------------ C. linked list
+
+
+def test_core_027_nodes_and_links() -> None:
+    surface = folded(log(TS(), U(), A(), TE()))
+    assert surface.seqs == [1, 2]
+    assert surface.nodes == [SurfaceNode(1, None, 2), SurfaceNode(2, 1, None)]
+
+
+def test_core_028_no_surface_events() -> None:
+    events = log(TS(), SS(), SE(), TE())
+    assert folded(events).nodes == []
+    assert derive_messages(events) == []
+
+
+def test_core_029_append_after_read() -> None:
+    events = log(TS(), U(), A(), TE())
+    surface = folded(events)
+    assert surface.seqs == [1, 2]
+    result = event(4, R())
+    surface.check(result)
+    surface.apply(result)
+    assert links(surface) == [(1, None, 2), (2, 1, 4), (4, 2, None)]
+
+
+def test_core_030_replay_is_equal() -> None:
+    events = log(TS(), U(), A(), TE(), R())
+    assert folded(events).nodes == folded([dict(e) for e in events]).nodes
+    assert folded(events).seqs == [1, 2, 4]
+    assert derive_messages(events) == derive_messages(list(events))
+
+
+def test_core_031_replace_everything() -> None:
+    surface = folded(log(TS(), U(), A(), TE(), Rep(1, 2, [1, 2])))
+    assert surface.nodes == [SurfaceNode(4, None, None)]
+    assert surface.generation == 1
+
+
+def test_core_032_replace_head_range() -> None:
+    surface = folded(log(U("a"), U("b"), U("c"), Rep(0, 1, [0, 1])))
+    assert links(surface) == [(3, None, 2), (2, 3, None)]
+
+
+def test_core_033_replace_tail() -> None:
+    surface = folded(log(U("a"), U("b"), Rep(1, 1, [1])))
+    assert links(surface) == [(0, None, 2), (2, 0, None)]
+
+
+def test_core_034_replace_middle() -> None:
+    surface = folded(log(U("a"), U("b"), U("c"), Rep(1, 1, [1])))
+    assert links(surface) == [(0, None, 3), (3, 0, 2), (2, 3, None)]
+
+
+def test_core_035_positions_not_seq_values_order_a_range() -> None:
+    events = log(U("a"), U("b"), Rep(0, 0, [0]))
+    assert folded(events).seqs == [2, 1]
+    surface = folded([*events, event(3, Rep(2, 1, [2, 1]))])
+    assert surface.nodes == [SurfaceNode(3, None, None)]
+
+
+def test_core_036_start_not_on_surface_is_rejected() -> None:
+    # §0: rejected by check (seed: accepted, then every read raised).
+    rejects(
+        folded(log(U("a"))),
+        event(1, Rep(5, 0, [5, 0])),
+        "surface replace: start seq 5 not found in surface",
+    )
+
+
+def test_core_037_end_not_on_surface_is_rejected() -> None:
+    rejects(
+        folded(log(U("a"))),
+        event(1, Rep(0, 99, [0])),
+        "surface replace: end seq 99 not found in surface",
+    )
+
+
+def test_core_038_start_after_end_is_rejected() -> None:
+    rejects(
+        folded(log(U("a"), U("b"))),
+        event(2, Rep(1, 0, [1, 0])),
+        "surface replace: start seq 1 (index 1) is after end seq 0 (index 0)",
+    )
+
+
+def test_core_039_shadowed_seq_is_not_found() -> None:
+    surface = folded(log(U("a"), U("b"), U("c"), Rep(0, 1, [0, 1])))
+    rejects(
+        surface,
+        event(4, Rep(0, 0, [0])),
+        "surface replace: start seq 0 not found in surface",
+    )
+
+
+def test_core_040_log_only_seq_is_not_found() -> None:
+    rejects(
+        folded(log(TS(), U())),
+        event(2, Rep(0, 1, [0, 1])),
+        "surface replace: start seq 0 not found in surface",
+    )
+
+
+def test_core_041_a_rejection_does_not_poison_the_surface() -> None:
+    # §0: nothing bad is recorded, so later events fold normally.
+    surface = folded(log(U("a")))
+    rejects(
+        surface,
+        event(1, Rep(5, 0, [5, 0])),
+        "surface replace: start seq 5 not found in surface",
+    )
+    fold_step(surface, event(1, U("b")), 1)
+    assert surface.seqs == [0, 1]
+
+
+def test_core_042_refold_and_snapshot_give_the_same_surface() -> None:
+    events = log(TS(), U(), A(), TE())
+    surface = folded(events)
+    assert folded(events).nodes == surface.nodes == Surface.from_state(
+        surface.to_state()
+    ).nodes
+
+
+def test_core_043_replace_without_provenance_is_rejected() -> None:
+    # §0: the seed accepted it (nodes [3]); coverage is checked at append.
+    compact = {"kind": "plugin", "plugin": "compact"}
+    item: Item = (
+        "user/message",
+        {"content": [text("summary")], "source": compact},
+        replace(0, 2),
+        None,
+    )
+    rejects(
+        folded(log(U("a"), U("b"), U("c"))),
+        event(3, item),
+        "surface replace: sourceEventSeqs must include every shadowed surface node; "
+        "missing 0, 1, 2",
+    )
+
+
+def test_core_044_replace_may_shadow_any_node_types() -> None:
+    events = log(U("a"), A(), R(), Rep(0, 2, [0, 1, 2]))
+    assert folded(events).seqs == [3]
+
+
+def test_core_045_eligibility_helpers() -> None:
+    for surface_type in (
+        "user/message",
+        "assistant/message",
+        "tool/result",
+        "context/message",
+        "steering/message",
+    ):
+        assert is_surface_eligible_type(surface_type)
+    for other in ("turn/start", "assistant/chunk", "todo/write", "compact/start"):
+        assert not is_surface_eligible_type(other)
+    assert not is_surface_event(event(0, U(op=None)))
+    assert not is_surface_event(event(0, TS()))
+    assert is_surface_event(event(0, U()))
+
+
+# ------------------------------------------------------------------ K. classification
+
+
+def test_core_147_classification() -> None:
+    compact = ("user/message", {"content": [text("c")], "source": USER}, replace(1, 1))
+    events = log(TS(), U("a"), U("b"), (*compact, [1]))
+    assert classify(events) == ["log-only", "shadowed", "current", "current"]
+    fold = fold_surface(events)
+    assert fold.nodes == [3, 2]
+    assert fold.replacements == [Replacement(3, 1, 1, (1,))]
+    assert fold.replacements[0].to_json() == {
+        "seq": 3,
+        "start": 1,
+        "end": 1,
+        "shadowedSeqs": [1],
+    }
+
+
+def test_core_147_nested_replacement_is_shadowed() -> None:
+    events = log(U("a"), U("b"), Rep(0, 1, [0, 1]), U("c"), Rep(2, 3, [2, 3]))
+    assert classify(events) == ["shadowed"] * 4 + ["current"]
+
+
+def test_core_148_strict_fold_needs_coverage() -> None:
+    item: Item = ("user/message", {"content": [], "source": USER}, replace(0, 2), None)
+    with pytest.raises(SurfaceError) as caught:
+        fold_surface(log(U("a"), U("b"), U("c"), item))
+    assert str(caught.value) == (
+        "surface replace: sourceEventSeqs must include every shadowed surface node; "
+        "missing 0, 1, 2"
+    )
+
+
+def rewrite(start: int, end: int, src: list[int], **changes: Any) -> Item:
+    event_type, data, _, _ = R(content=[text("shorter")])
+    return (event_type, {**data, **changes}, replace(start, end), src)
+
+
+def test_core_149_tool_result_rewrite_rules() -> None:
+    base = log(U("go"), R("c1", meta={"x": [1, {"y": 2}]}), R("c2"))
+    ok = fold_surface([*base, event(3, rewrite(1, 1, [1], meta={"x": [1.0, {"y": 2}]}))])
+    assert ok.nodes == [0, 3, 2]
+    cases = [
+        (rewrite(1, 1, [1], isError=True), "may change only content"),
+        (rewrite(1, 1, [1]), "may change only content"),  # meta dropped
+        (rewrite(1, 2, [1, 2], meta={"x": [1, {"y": 2}]}), "must rewrite exactly one current node"),
+        (rewrite(0, 0, [0]), "must target a current tool/result"),
+    ]
+    for item, tail in cases:
+        with pytest.raises(SurfaceError) as caught:
+            fold_surface([*base, event(3, item)])
+        assert str(caught.value) == f"tool/result surface replacement {tail}"
+
+
+def test_core_149_rewrite_rule_survives_a_snapshot() -> None:
+    surface = Surface.from_state(folded(log(U("go"), R("c1"))).to_state())
+    surface.check(event(2, rewrite(1, 1, [1])))
+    rejects(
+        surface,
+        event(2, rewrite(1, 1, [1], callId="other")),
+        "tool/result surface replacement may change only content",
+    )
+
+
+def test_core_150_contiguity_comes_first() -> None:
+    with pytest.raises(SurfaceError) as caught:
+        fold_surface([event(0, TS()), event(2, TE())])
+    assert str(caught.value) == "session event seq 2 is not contiguous; expected 1"
+    missing = {"type": "turn/end", "time": 0, "data": {}}
+    with pytest.raises(SurfaceError, match="^session event seq undefined is not"):
+        fold_surface([missing])
+
+
+def test_core_150_strict_fold_reports_marker_errors_as_surface_errors() -> None:
+    with pytest.raises(SurfaceError) as caught:
+        fold_surface(log(U(op=None)))
+    assert str(caught.value) == (
+        'session event "user/message" is surface-eligible and requires a surfaceOp '
+        "marker"
+    )
+    with pytest.raises(SurfaceError, match="cannot carry surfaceOp$"):
+        fold_surface([event(0, ("turn/start", {}, "append", None))])
+
+
+# ------------------------------------------------------------------ digests, snapshots
+
+
+def test_digest_compares_json_values() -> None:
+    assert data_digest({"a": 1, "b": [1.0, None]}) == data_digest({"b": [1, None], "a": 1})
+    assert data_digest(True) != data_digest(1)
+    assert data_digest("1") != data_digest(1)
+    assert data_digest([["a"], "b"]) != data_digest([["a", "b"]])
+    assert data_digest(2**80) == data_digest(2**80)
+    deep: Any = "leaf"
+    for _ in range(20_000):
+        deep = [deep]
+    assert data_digest(deep) != data_digest([deep])
+
+
+def test_check_then_apply_equals_the_strict_fold() -> None:
+    events = log(U("a"), A(), R(), Rep(0, 1, [0, 1]), U("b"), rewrite(2, 2, [2]))
+    live = Surface()
+    for envelope in events:
+        live.check(envelope)
+        live.apply(envelope)
+    assert live.to_state() == folded(events).to_state()
+    assert live.seqs == fold_surface(events).nodes == [3, 5, 4]
+
+
+def test_apply_of_an_unappliable_replace_raises() -> None:
+    with pytest.raises(SurfaceError, match="start seq 4 not found"):
+        Surface().apply(event(0, Rep(4, 4, [])))
+
+
+def test_snapshot_is_compact() -> None:
+    surface = folded(log(*[U(str(n)) for n in range(1000)], R()))
+    state = surface.to_state()
+    assert state["seqs"] == [0] + [1] * 1000
+    assert state["types"] == "u" * 1000 + "r"
+    assert len(state["digests"]) == 16
+    with pytest.raises(SurfaceError, match="malformed"):
+        Surface.from_state({**state, "types": "u"})
+
+
+@st.composite
+def surface_logs(draw: st.DrawFn) -> list[Envelope]:
+    """Random valid logs: appends, log-only events and fully cited replaces."""
+    events: list[Envelope] = []
+    current: list[int] = []
+    results: dict[int, Any] = {}
+    for _ in range(draw(st.integers(0, 40))):
+        seq = len(events)
+        choice = draw(st.sampled_from(["append", "result", "log", "replace", "rewrite"]))
+        if choice == "log" or (choice in ("replace", "rewrite") and not current):
+            events.append(event(seq, TS()))
+            continue
+        if choice == "append":
+            events.append(event(seq, U(str(seq))))
+            current.append(seq)
+        elif choice == "result":
+            item = R(f"c{seq}")
+            events.append(event(seq, item))
+            current.append(seq)
+            results[seq] = item[1]
+        elif choice == "rewrite" and results:
+            target = draw(st.sampled_from(sorted(results)))
+            data = {**results.pop(target), "content": [text(str(seq))]}
+            events.append(event(seq, ("tool/result", data, replace(target, target), [target])))
+            current[current.index(target)] = seq
+            results[seq] = data
+        else:
+            i = draw(st.integers(0, len(current) - 1))
+            j = draw(st.integers(i, len(current) - 1))
+            gone = current[i : j + 1]
+            extra = draw(st.lists(st.integers(0, seq - 1), max_size=2))
+            src = list(dict.fromkeys([*gone, *extra]))
+            events.append(event(seq, Rep(current[i], current[j], src)))
+            current[i : j + 1] = [seq]
+            for shadowed in gone:
+                results.pop(shadowed, None)
+    return events
+
+
+@settings(max_examples=150, deadline=None)
+@given(surface_logs())
+def test_snapshot_round_trip_keeps_decisions(events: list[Envelope]) -> None:
+    surface = folded(events)
+    restored = Surface.from_state(surface.to_state())
+    assert restored.to_state() == surface.to_state()
+    assert restored.nodes == surface.nodes
+    assert restored.generation == surface.generation
+    classes = classify(events)
+    assert [seq for seq, kind in enumerate(classes) if kind == "current"] == sorted(
+        surface.seqs
+    )
+    # A rewrite of each current tool/result is judged the same before and after.
+    seq = len(events)
+    for target in surface.seqs:
+        if events[target]["type"] == "tool/result":
+            item = rewrite(target, target, [target], callId=events[target]["data"]["callId"])
+            surface.check(event(seq, item))
+            restored.check(event(seq, item))

@@ -13,10 +13,11 @@ import contextlib
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError, StoredEvent
+from eventsourcing.utils import retry
 
 from domain.errors import (
     SessionAlreadyExistsError,
@@ -52,7 +53,10 @@ if TYPE_CHECKING:
 CreatedObserver = Callable[["SessionHandle"], None]
 EventObserver = Callable[["SessionHandle", "Envelope"], None]
 
+T = TypeVar("T")
+
 DEFAULT_SNAPSHOT_INTERVAL = 500
+REPAIR_ATTEMPTS = 5
 MESSAGE_CACHE_SESSIONS = 16
 RANGE_GAP = 64
 """Node seqs closer than this are fetched in one range read (the rows between are
@@ -271,12 +275,61 @@ class Sessions(Application[str]):
         handle = self._live.get(session_id)
         if handle is not None and not handle.stale:
             return handle
-        aggregate = self.load_aggregate(session_id)
-        handle = self._enter(aggregate)
-        if aggregate.closers():
+        for attempt in range(REPAIR_ATTEMPTS):
+            aggregate = self.load_aggregate(session_id)
+            handle = self._enter(aggregate)
+            if not aggregate.closers():
+                return handle
             aggregate.repair()
-            self.flush(handle)
-        return handle
+            try:
+                self.flush(handle)
+            except SessionConflictError:
+                # Another writer appended (or repaired) first: read again.
+                if attempt == REPAIR_ATTEMPTS - 1:
+                    raise
+                continue
+            return handle
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def run_with_retry(
+        self,
+        session_id: str,
+        command: Callable[[SessionHandle], T],
+        *,
+        attempts: int = 20,
+        wait: float = 0.005,
+    ) -> T:
+        """Take the session over, apply ``command`` to it, flush; retry on conflict.
+
+        The command must be safe to re-apply to a freshly loaded session: on a
+        :class:`SessionConflictError` the pending events are dropped, the session is
+        reloaded from the store and the command runs again, up to ``attempts`` times
+        (the library's :func:`~eventsourcing.utils.retry`, with jittered waits).
+        """
+
+        def attempt() -> T:
+            handle = self.get_session(session_id)
+            try:
+                result = command(handle)
+                self.flush(handle)
+            except SessionConflictError:
+                handle.stale = True
+                raise
+            except BaseException:
+                self._discard(handle)
+                raise
+            return result
+
+        retrying: Callable[[], T] = retry(
+            SessionConflictError, max_attempts=attempts, wait=wait
+        )(attempt)
+        return retrying()
+
+    def _discard(self, handle: SessionHandle) -> None:
+        """Forget a handle whose pending events must not be saved."""
+        handle.stale = True
+        if self._live.get(handle.id) is handle:
+            del self._live[handle.id]
 
     def repair(self, session_id: str) -> list[Envelope]:
         """Close an open stored turn now (what ``get_session`` does on take-over)."""

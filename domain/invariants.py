@@ -7,10 +7,10 @@ its own to vet a log event by event.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from domain.errors import InvariantError, SurfaceError, SurfaceIntentError
-from domain.json import Envelope, Json, js_number
+from domain.json import js_number
 from domain.surface import (
     RangeTexts,
     Surface,
@@ -19,6 +19,9 @@ from domain.surface import (
     coverage_text,
 )
 from domain.vocabulary import SURFACE_TYPES
+
+if TYPE_CHECKING:
+    from domain.json import Envelope, Json
 
 
 class _Undefined:
@@ -29,6 +32,7 @@ class _Undefined:
 
 
 _UNDEFINED: Final = _Undefined()
+_js: Final = js_number  # a value as JavaScript's ${value} shows it
 
 # Types that must name the open turn and step (§6.1 step 5).
 _IN_STEP: Final = frozenset(
@@ -68,7 +72,7 @@ def _stored(value: object) -> Json:
 
 def _call_key(value: object) -> str:
     """A pending-call key; call ids are strings, anything else by its message text."""
-    return value if type(value) is str else js_number(value)  # type: ignore[return-value]
+    return value if type(value) is str else _js(value)
 
 
 def _is_synthetic_result(data: Json) -> bool:
@@ -107,62 +111,61 @@ class TurnInvariants:
         if event_type == "turn/start":
             if self.open_turn is not None:
                 return (
-                    f"turn/start {js_number(turn)} while turn {js_number(self.open_turn)} "
+                    f"turn/start {_js(turn)} while turn {_js(self.open_turn)} "
                     "is still open"
                 )
             if not _same(turn, self.next_turn):
-                return f"turn/start expected turn {self.next_turn}, got {js_number(turn)}"
+                return f"turn/start expected turn {self.next_turn}, got {_js(turn)}"
             return None
         if event_type == "turn/end":
             if not _same(turn, self.open_turn):
                 return (
-                    f"turn/end {js_number(turn)} does not match open turn "
-                    f"{js_number(self.open_turn)}"
+                    f"turn/end {_js(turn)} does not match open turn "
+                    f"{_js(self.open_turn)}"
                 )
             if self.open_step is not None:
                 return (
-                    f"turn/end {js_number(turn)} while step {js_number(self.open_step)} "
+                    f"turn/end {_js(turn)} while step {_js(self.open_step)} "
                     "is still open"
                 )
             return None
         if event_type == "step/start":
             if not _same(turn, self.open_turn):
                 return (
-                    f"step/start in turn {js_number(turn)} but open turn is "
-                    f"{js_number(self.open_turn)}"
+                    f"step/start in turn {_js(turn)} but open turn is "
+                    f"{_js(self.open_turn)}"
                 )
             if self.open_step is not None:
                 return (
-                    f"step/start {js_number(step)} while step {js_number(self.open_step)} "
+                    f"step/start {_js(step)} while step {_js(self.open_step)} "
                     "is still open"
                 )
             if not _same(step, self.next_step):
                 return (
                     f"step/start expected step {self.next_step} in turn "
-                    f"{js_number(turn)}, got {js_number(step)}"
+                    f"{_js(turn)}, got {_js(step)}"
                 )
             return None
         if event_type in _IN_STEP:
             if not (_same(turn, self.open_turn) and _same(step, self.open_step)):
                 return (
-                    f"{event_type} names turn {js_number(turn)}/step {js_number(step)} but "
-                    f"open is turn {js_number(self.open_turn)}/step "
-                    f"{js_number(self.open_step)}"
+                    f"{event_type} names turn {_js(turn)}/step {_js(step)} but "
+                    f"open is turn {_js(self.open_turn)}/step "
+                    f"{_js(self.open_step)}"
                 )
             if event_type == "tool/result":
                 call_id = _field(data, "callId")
-                if (
-                    _call_key(call_id) not in self.pending_calls
-                    and not _is_synthetic_result(data)
-                ):
+                if _call_key(
+                    call_id
+                ) not in self.pending_calls and not _is_synthetic_result(data):
                     return (
-                        f"tool/result for {js_number(call_id)} with no prior tool/call "
+                        f"tool/result for {_js(call_id)} with no prior tool/call "
                         "in this step"
                     )
             return None
         if self.open_turn is None:
             return (
-                f"{js_number(event_type)} appended outside any open turn "
+                f"{_js(event_type)} appended outside any open turn "
                 "(every event must be turn-enclosed)"
             )
         return None
@@ -234,7 +237,7 @@ class InvariantChecker:
         seq = event.get("seq")
         event_type = event.get("type")
         if type(seq) is not int or seq <= self.last_seq:
-            shown = js_number(seq) if "seq" in event else "undefined"
+            shown = _js(seq) if "seq" in event else "undefined"
             msg = f"seq must strictly increase: saw {shown} after {self.last_seq}"
             raise InvariantError(msg)
         sources = event.get("sourceEventSeqs")
@@ -245,7 +248,7 @@ class InvariantChecker:
                 ("surfaceOp", surface_op),
             ):
                 if value is not None:
-                    detail = f"{js_number(event_type)} cannot carry {key} (non-surface event)"
+                    detail = f"{_js(event_type)} cannot carry {key} (non-surface event)"
                     raise InvariantError(detail)
         try:
             check_intent_shape(str(event_type), surface_op, sources, seq)
@@ -274,7 +277,9 @@ class InvariantChecker:
             if source not in self.known_seqs:
                 raise InvariantError(f"sourceEventSeqs references unknown seq {source}")
 
-    def _check_replace(self, surface_op: dict[str, int], sources: list[int]) -> None:
+    def _check_replace(
+        self, surface_op: dict[str, int], sources: list[int] | None
+    ) -> None:
         """Step 4: the replace range is on the tracked surface and fully cited."""
         try:
             i, j = self.surface.span(
@@ -284,7 +289,7 @@ class InvariantChecker:
             raise InvariantError(str(error)) from None
         missing = coverage_gaps(self.surface.seqs[i : j + 1], sources)
         if missing:
-            raise InvariantError(coveragejs_number(missing))
+            raise InvariantError(coverage_text(missing))
 
     def apply(self, event: Envelope) -> None:
         """Record an event the checker accepted."""

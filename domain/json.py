@@ -1,4 +1,4 @@
-"""Lossless JSON: the one rule for what a session stores, and a codec that keeps it exact.
+"""Lossless JSON: the rule for what a session stores, and a codec that keeps it exact.
 
 Every payload passes :func:`snapshot_json` on append (validate and detach in one pass)
 and :func:`dumps` / :func:`loads` on its way to and from storage. The fast paths are
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 import orjson
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 __all__ = [
     "Envelope",
@@ -35,7 +35,10 @@ Json: TypeAlias = Any
 """A lossless JSON value (session-core §3.3); ``Any`` because JSON is recursive."""
 
 Envelope: TypeAlias = dict[str, Any]
-"""One session event as plain JSON: ``{type, seq, time, data, sourceEventSeqs?, surfaceOp?}``."""
+"""One session event as plain JSON (session-core §1.1).
+
+``{type, seq, time, data, sourceEventSeqs?, surfaceOp?}``
+"""
 
 
 class NotJsonError(ValueError):
@@ -50,7 +53,6 @@ _FAST_DEPTH: Final = 200
 # (``orjson.loads`` turns integers beyond 64 bits into floats). JSON allows leading
 # whitespace, so the text stays valid JSON for every other reader.
 _EXACT_MARK: Final = b" "
-
 
 
 class _TooDeep(Exception):  # noqa: N818 - internal control flow, never escapes
@@ -194,7 +196,7 @@ def _bad_value(value: object) -> str:
 _STDLIB_ENCODER: Final = _json.JSONEncoder(
     ensure_ascii=False, allow_nan=False, separators=(",", ":")
 )
-_encode_string: Final = _json.encoder.encode_basestring  # type: ignore[attr-defined]
+_encode_string: Final = _json.encoder.encode_basestring
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
@@ -245,31 +247,29 @@ def _encode_iteratively(value: Json) -> str:
         # Find the next item to write, closing finished containers.
         while stack:
             container, is_dict, entries = stack[-1]
-            entry = next(entries, _END)
-            if entry is _END:
+            for entry in entries:
+                if parts[-1] != "{" and parts[-1] != "[":
+                    parts.append(",")
+                if is_dict:
+                    key, item = entry
+                    parts.append(_encode_string(key) + ":")
+                else:
+                    item = entry
+                break
+            else:
                 parts.append("}" if is_dict else "]")
                 ancestors.discard(id(container))
                 stack.pop()
                 continue
-            if parts[-1] != "{" and parts[-1] != "[":
-                parts.append(",")
-            if is_dict:
-                key, item = entry
-                parts.append(_encode_string(key) + ":")
-            else:
-                item = entry
             break
         else:
             return "".join(parts)
 
 
-_END: Final = object()
-
-
 def _encode_scalar(value: Json) -> str:
     cls = type(value)
     if cls is str:
-        return str(_encode_string(value))
+        return _encode_string(value)
     if value is None:
         return "null"
     if value is True:
@@ -307,6 +307,10 @@ _ESCAPE: Final = re.compile(r"\\(?:u([dD][89a-fA-F][0-9a-fA-F]{2})|.)", re.DOTAL
 _NUMBER: Final = re.compile(r"(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _WHITESPACE: Final = re.compile(r"[ \t\n\r]*")
 _LITERALS: Final = {"true": True, "false": False, "null": None}
+# The C string scanner (typeshed does not declare it): (text, end, strict) -> (str, end)
+_scanstring: Final[Callable[[str, int, bool], tuple[str, int]]] = (
+    _json.decoder.scanstring  # type: ignore[attr-defined]
+)
 
 
 def _reject_constant(name: str) -> Json:
@@ -377,16 +381,15 @@ def _unescape_surrogates(text: str) -> str:
 
 def _decode_iteratively(text: str) -> Json:
     """Decode like the stdlib decoder without recursion (for very deep text)."""
-    scan = _json.decoder.scanstring
-    skip = _WHITESPACE.match
     stack: list[tuple[Any, str | None]] = []  # (container, pending key of a dict)
-    index = skip(text, 0).end()  # type: ignore[union-attr]
+    index = _skip(text, 0)
     value: Json
+    key: str | None
     try:
         while True:
             char = text[index]
             if char == "{":
-                index = skip(text, index + 1).end()  # type: ignore[union-attr]
+                index = _skip(text, index + 1)
                 if text[index] == "}":
                     value, index = {}, index + 1
                 else:
@@ -394,14 +397,14 @@ def _decode_iteratively(text: str) -> Json:
                     stack.append(({}, key))
                     continue
             elif char == "[":
-                index = skip(text, index + 1).end()  # type: ignore[union-attr]
+                index = _skip(text, index + 1)
                 if text[index] == "]":
                     value, index = [], index + 1
                 else:
                     stack.append(([], None))
                     continue
             elif char == '"':
-                value, index = scan(text, index + 1, True)  # noqa: FBT003
+                value, index = _scanstring(text, index + 1, True)
             elif (number := _NUMBER.match(text, index)) is not None:
                 integer, fraction, exponent = number.groups()
                 if fraction or exponent:
@@ -419,7 +422,7 @@ def _decode_iteratively(text: str) -> Json:
             # Attach the value to its parent; close every container that ends here.
             while True:
                 if not stack:
-                    index = skip(text, index).end()  # type: ignore[union-attr]
+                    index = _skip(text, index)
                     if index != len(text):
                         raise _json.JSONDecodeError("Extra data", text, index)
                     return value
@@ -428,10 +431,10 @@ def _decode_iteratively(text: str) -> Json:
                     container.append(value)
                 else:
                     container[key] = value
-                index = skip(text, index).end()  # type: ignore[union-attr]
+                index = _skip(text, index)
                 char = text[index]
                 if char == ",":
-                    index = skip(text, index + 1).end()  # type: ignore[union-attr]
+                    index = _skip(text, index + 1)
                     if key is not None:
                         key, index = _decode_key(text, index)
                         stack[-1] = (container, key)
@@ -450,11 +453,17 @@ def _decode_key(text: str, index: int) -> tuple[str, int]:
     if text[index] != '"':
         msg = "Expecting property name enclosed in double quotes"
         raise _json.JSONDecodeError(msg, text, index)
-    key, index = _json.decoder.scanstring(text, index + 1, True)  # noqa: FBT003
-    index = _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]
+    key, index = _scanstring(text, index + 1, True)
+    index = _skip(text, index)
     if text[index] != ":":
         raise _json.JSONDecodeError("Expecting ':' delimiter", text, index)
-    return key, _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]
+    return key, _skip(text, index + 1)
+
+
+def _skip(text: str, index: int) -> int:
+    """The index of the first non-whitespace character at or after ``index``."""
+    match = _WHITESPACE.match(text, index)
+    return index if match is None else match.end()
 
 
 # --------------------------------------------------------------------------------------
@@ -465,8 +474,14 @@ def js_number(value: object) -> str:
     """Render a value as JavaScript's ``${value}`` would, for the spec's messages.
 
     Integral numbers lose their ``.0``, ``None`` is ``null``, non-finite floats are
-    ``NaN`` / ``Infinity`` / ``-Infinity``, and exponents follow ``Number#toString``.
+    ``NaN`` / ``Infinity`` / ``-Infinity``, exponents follow ``Number#toString``;
+    strings are themselves, lists join like ``Array#toString``, dicts are
+    ``[object Object]``.
     """
+    if type(value) is list:
+        return _js_array(value)
+    if type(value) is dict:
+        return "[object Object]"
     if value is None:
         return "null"
     if value is True:
@@ -480,8 +495,36 @@ def js_number(value: object) -> str:
     return str(value)
 
 
+def _js_array(array: list[Any]) -> str:
+    """``Array#toString``: items joined by commas, nested lists alike, null as empty.
+
+    Iterative; a list met again inside itself renders empty, as in JavaScript.
+    """
+    parts: list[str] = []
+    stack: list[tuple[int, Iterator[Any]]] = [(id(array), iter(array))]
+    ancestors = {id(array)}
+    first = True
+    while stack:
+        for item in stack[-1][1]:
+            if not first:
+                parts.append(",")
+            first = False
+            if type(item) is list:
+                if id(item) not in ancestors:
+                    ancestors.add(id(item))
+                    stack.append((id(item), iter(item)))
+                    first = True
+                    break
+            elif item is not None:
+                parts.append(js_number(item))
+        else:
+            ancestors.discard(stack.pop()[0])
+            first = False
+    return "".join(parts)
+
+
 def _js_float(value: float) -> str:
-    if value != value:  # noqa: PLR0124 - the NaN test
+    if value != value:  # NaN
         return "NaN"
     if value - value != 0.0:
         return "Infinity" if value > 0 else "-Infinity"
@@ -492,13 +535,14 @@ def _js_float(value: float) -> str:
     _, digit_tuple, exponent = Decimal(repr(abs(value))).as_tuple()
     digits = "".join(map(str, digit_tuple)).rstrip("0")
     exponent = int(exponent) + len(digit_tuple) - len(digits)
+    # ECMA-262 Number::toString, with k digits and decimal exponent n.
     k = len(digits)
     n = k + exponent  # value = 0.digits * 10**n
-    if k <= n <= 21:  # noqa: PLR2004 - ECMA-262 Number::toString
+    if k <= n <= 21:
         text = digits + "0" * (n - k)
-    elif 0 < n <= 21:  # noqa: PLR2004
+    elif 0 < n <= 21:
         text = digits[:n] + "." + digits[n:]
-    elif -6 < n <= 0:  # noqa: PLR2004
+    elif -6 < n <= 0:
         text = "0." + "0" * -n + digits
     else:
         mantissa = digits if k == 1 else digits[0] + "." + digits[1:]

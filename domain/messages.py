@@ -7,11 +7,13 @@ incrementally (§0.4) and still hands out fresh copies equal to a fold from scra
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from typing import Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from domain.json import Envelope, Json, copy_json
 from domain.surface import Surface, fold_step, fold_surface
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
 
 Message: TypeAlias = dict[str, Any]
 

@@ -6,11 +6,15 @@ balanced cuts (§7.4).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from domain.errors import SurfaceError
-from domain.json import Envelope, Json
 from domain.surface import SurfaceNode
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from domain.json import Envelope, Json
 
 
 def _tool_calls(data: Json) -> int:
@@ -19,7 +23,9 @@ def _tool_calls(data: Json) -> int:
     if type(content) is not list:
         return 0
     return sum(
-        1 for block in content if type(block) is dict and block.get("type") == "tool-call"
+        1
+        for block in content
+        if type(block) is dict and block.get("type") == "tool-call"
     )
 
 

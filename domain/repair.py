@@ -6,10 +6,12 @@ its closers without rescanning; :func:`interrupted_turn_closers` is the pure for
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from domain.json import Envelope, Json
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from domain.json import Envelope, Json
 
 INTERRUPTED_TEXT: Final = "Tool call interrupted by a crash; no result was recorded."
 

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from domain.errors import SurfaceError, SurfaceIntentError
 from domain.json import Envelope, Json, js_number
 from domain.vocabulary import SURFACE_TYPES
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Sequence
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 
@@ -123,35 +125,27 @@ def data_digest(value: Json) -> str:
     stack: list[object] = [value]
     while stack:
         item = stack.pop()
-        kind = type(item)
-        if kind is tuple:  # a literal token pushed below, never a JSON value
-            parts.append(item[0])  # type: ignore[index]
-        elif kind is str:
-            parts.append(f"s{len(item)}:{item};")  # type: ignore[arg-type]
+        if isinstance(item, tuple):  # a literal token pushed below, never JSON
+            parts.append(item[0])
+        elif isinstance(item, str):
+            parts.append(f"s{len(item)}:{item};")
         elif item is None:
             parts.append("n;")
-        elif item is True:
-            parts.append("t;")
-        elif item is False:
-            parts.append("f;")
-        elif kind is int:
+        elif isinstance(item, bool):
+            parts.append("t;" if item else "f;")
+        elif isinstance(item, int):
             parts.append(f"i{item:x};")
-        elif kind is float:
-            number: float = item  # type: ignore[assignment]
-            parts.append(
-                f"i{int(number):x};" if number.is_integer() else f"d{number.hex()};"
-            )
-        elif kind is list:
-            items: list[object] = item  # type: ignore[assignment]
-            parts.append(f"[{len(items)};")
+        elif isinstance(item, float):
+            parts.append(f"i{int(item):x};" if item.is_integer() else f"d{item.hex()};")
+        elif isinstance(item, list):
+            parts.append(f"[{len(item)};")
             stack.append(("];",))
-            stack.extend(reversed(items))
-        elif kind is dict:
-            mapping: dict[str, object] = item  # type: ignore[assignment]
-            parts.append(f"{{{len(mapping)};")
+            stack.extend(reversed(item))
+        elif isinstance(item, dict):
+            parts.append(f"{{{len(item)};")
             stack.append(("};",))
-            for key in sorted(mapping, reverse=True):
-                stack.append(mapping[key])
+            for key in sorted(item, reverse=True):
+                stack.append(item[key])
                 stack.append((f"k{len(key)}:{key};",))
         else:  # not JSON; fingerprint its repr so unequal values still differ
             parts.append(f"x{item!r};")
@@ -168,7 +162,7 @@ def _rewrite_digest(data: Json) -> str:
 
 
 def _is_seq(value: object) -> bool:
-    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER  # type: ignore[operator]
+    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
 
 
 def _densely_text(event_type: str) -> str:
@@ -307,14 +301,18 @@ class Surface:
     def _check_rewrite(self, removed: list[int], data: Json) -> None:
         """§4.5 step 6: a tool/result replace only rewrites one result's content."""
         if len(removed) != 1:
-            msg = "tool/result surface replacement must rewrite exactly one current node"
+            msg = (
+                "tool/result surface replacement must rewrite exactly one current node"
+            )
             raise SurfaceError(msg)
         target = removed[0]
         if self._types[target] != _TOOL_RESULT:
             msg = "tool/result surface replacement must target a current tool/result"
             raise SurfaceError(msg)
         if self._digests.get(target) != _rewrite_digest(data):
-            raise SurfaceError("tool/result surface replacement may change only content")
+            raise SurfaceError(
+                "tool/result surface replacement may change only content"
+            )
 
     # ---------------------------------------------------------------- applying
 
@@ -380,7 +378,9 @@ class Surface:
         surface = cls()
         surface._seqs = seqs
         surface._types = dict(zip(seqs, types, strict=True))
-        result_seqs = [seq for seq, code in zip(seqs, types) if code == _TOOL_RESULT]
+        result_seqs = [
+            seq for seq, code in zip(seqs, types, strict=True) if code == _TOOL_RESULT
+        ]
         surface._digests = {
             seq: digests[k * _DIGEST_CHARS : (k + 1) * _DIGEST_CHARS]
             for k, seq in enumerate(result_seqs)
@@ -423,7 +423,10 @@ def check_intent(
             )
         check_intent_shape(event_type, surface_op, source_event_seqs, seq)
         return
-    for key, value in (("surfaceOp", surface_op), ("sourceEventSeqs", source_event_seqs)):
+    for key, value in (
+        ("surfaceOp", surface_op),
+        ("sourceEventSeqs", source_event_seqs),
+    ):
         if value is not None:
             raise SurfaceIntentError(
                 f'session event "{event_type}" is not surface-eligible and cannot '

@@ -1,4 +1,4 @@
-"""The session's event vocabulary: which types exist, which join the surface, their shapes.
+"""The session's event vocabulary: the types, which join the surface, their shapes.
 
 Payload models check what a producer appends (session-core §0.8: strict, extra keys
 allowed, unknown kinds of every open set accepted). They only judge: the stored data is
@@ -22,7 +22,6 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from domain.errors import PayloadError, UnsupportedSessionFormatError
-
 from domain.json import Json  # noqa: TC001 - pydantic resolves it at runtime
 
 if TYPE_CHECKING:
@@ -79,9 +78,9 @@ __all__ = [
     "SessionTitleLlmRequestPayload",
     "SessionTitlePayload",
     "ShadowedRange",
+    "SteeringMessagePayload",
     "StepEndPayload",
     "StepStartPayload",
-    "SteeringMessagePayload",
     "StopFinish",
     "StreamChunk",
     "TextBlock",
@@ -214,7 +213,9 @@ def _open_union(key: str, known: frozenset[str], what: str) -> Discriminator:
     return Discriminator(
         tag,
         custom_error_type=f"invalid_{what.replace(' ', '_')}",
-        custom_error_message=f'Input should be a {what}: an object with a string "{key}"',
+        custom_error_message=(
+            f'Input should be a {what}: an object with a string "{key}"'
+        ),
     )
 
 
@@ -781,7 +782,7 @@ _MODELS: dict[str, type[BaseModel]] = {
 }
 
 PAYLOAD_MODELS: Final[Mapping[str, type[BaseModel]]] = MappingProxyType(_MODELS)
-"""Wire type -> payload model; read-only, so that :func:`register_payload` is the door."""
+"""Wire type -> payload model; read-only: :func:`register_payload` is the way in."""
 
 
 def register_payload(event_type: str, model: type[BaseModel]) -> None:
@@ -815,7 +816,7 @@ def check_payload(event_type: str, data: Json) -> None:
         raise PayloadError(msg) from error
 
 
-def _legacy_header_delta(event_type: str, data: Json) -> str | None:  # noqa: ARG001
+def _legacy_header_delta(event_type: str, data: Json) -> str | None:
     if event_type == "request/header-delta":
         return "request/header-delta event"
     return None

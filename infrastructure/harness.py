@@ -19,11 +19,10 @@ Decisions (documented in the report of each import):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from domain.json import Envelope, dumps
-from infrastructure.harness_checks import Report, check_blocks, check_references
+from infrastructure.harness_checks import Report, check_blocks, check_references, show
+from infrastructure.harness_mapping import EventMapper
 from infrastructure.logscan import (
     DecodedLog,
     MalformedRowError,
@@ -37,9 +36,16 @@ from infrastructure.placeholders import (
     find_placeholders,
 )
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from domain.json import Envelope
+
 __all__ = ["CHUNK_ROW_TYPES", "decode_harness_log", "looks_like_harness_row"]
 
-CHUNK_ROW_TYPES: Final = frozenset({"text-chunks", "reasoning-chunks", "tool-call-chunks"})
+CHUNK_ROW_TYPES: Final = frozenset(
+    {"text-chunks", "reasoning-chunks", "tool-call-chunks"}
+)
 _DELTA_TYPES: Final = {
     "text-chunks": "text-delta",
     "reasoning-chunks": "reasoning-delta",
@@ -58,41 +64,6 @@ _HEADER_KEYS: Final = (
     "seedLength",
     "delegationDepth",
 )
-_SEED_ERA_TYPES: Final = frozenset(
-    {
-        "turn/start",
-        "turn/end",
-        "step/start",
-        "step/end",
-        "user/message",
-        "prompt/blocked",
-        "context/message",
-        "assistant/chunk",
-        "assistant/message",
-        "tool/call",
-        "tool/result",
-        "steering/message",
-        "todo/write",
-        "compact/start",
-        "compact/summary",
-        "compact/end",
-        "hook/invoked",
-        "hook/result",
-        "session/title",
-        "session/title-llm-request",
-        "request/header",
-    }
-)
-_SURFACE_TYPES: Final = frozenset(
-    {
-        "user/message",
-        "assistant/message",
-        "tool/result",
-        "context/message",
-        "steering/message",
-    }
-)
-_REQUEST_HEADER_REASONS: Final = frozenset({"initial", "resume", "change", "fallback"})
 
 
 def looks_like_harness_row(value: object) -> bool:
@@ -138,7 +109,7 @@ def decode_harness_log(
     )
     report = Report()
     header = _map_header(raw_header, report)
-    mapped = _EventMapper(events, report).run()
+    mapped = EventMapper(events, report).run()
     check_blocks(mapped, expander.packed, report)
     check_references(mapped, report)
     _report_envelopes(expander, len(mapped), report)
@@ -165,19 +136,14 @@ def _report_envelopes(expander: _RowExpander, total: int, report: Report) -> Non
 
 
 def _map_header(raw: dict[str, Any], report: Report) -> dict[str, Any]:
-    header = {key: raw[key] for key in _HEADER_KEYS if key in raw}
+    header: dict[str, Any] = {key: raw[key] for key in _HEADER_KEYS if key in raw}
     for key, value in raw.items():
         if key not in header:
             report.note(
-                f'header key "{key}" ({_show(value)}) has no place in our header;'
+                f'header key "{key}" ({show(value)}) has no place in our header;'
                 " dropped"
             )
     return header
-
-
-def _show(value: object) -> str:
-    text = dumps(value).decode().strip()
-    return text if len(text) <= 80 else text[:77] + "..."  # noqa: PLR2004
 
 
 def _is_int(value: object) -> bool:
@@ -247,7 +213,11 @@ class _RowExpander:
                     "type": "assistant/chunk",
                     "seq": seq + offset,
                     "time": time,
-                    "data": {"turn": data["turn"], "step": data["step"], "chunk": chunk},
+                    "data": {
+                        "turn": data["turn"],
+                        "step": data["step"],
+                        "chunk": chunk,
+                    },
                 }
             )
         self.last_time = time
@@ -273,7 +243,9 @@ def _check_row(tag: str, row: dict[str, Any]) -> tuple[dict[str, Any], list[str]
     if tag == "tool-call-chunks":
         payload_key = "args"
         if set(data) not in (_TOOL_ROW_KEYS, _TOOL_ROW_KEYS | {"name"}):
-            raise malformed("data must be exactly {turn, step, index, id, name?, dt, args}")
+            raise malformed(
+                "data must be exactly {turn, step, index, id, name?, dt, args}"
+            )
         if not isinstance(data["id"], str) or not isinstance(data.get("name", ""), str):
             raise malformed("id (and name when present) must be strings")
     else:
@@ -295,374 +267,3 @@ def _check_row(tag: str, row: dict[str, Any]) -> tuple[dict[str, Any], list[str]
     if len(gaps) != len(members) - 1:
         raise malformed(f"dt length {len(gaps)} does not match {len(members)} members")
     return data, members
-
-
-class _EventMapper:
-    """Maps expanded harness events onto our vocabulary, one event at a time."""
-
-    def __init__(self, events: list[Any], report: Report) -> None:
-        self.events = events
-        self.report = report
-        self.claimed = _claimed_inbox_items(events)
-        self.last_step: dict[Any, Any] = {}
-        self.unknown: dict[str, int] = {}
-
-    def run(self) -> list[Envelope]:
-        mapped = [
-            self._map(index, event) if isinstance(event, dict) else event
-            for index, event in enumerate(self.events)
-        ]
-        if self.unknown:
-            kinds = ", ".join(f"{kind} x{count}" for kind, count in self.unknown.items())
-            self.report.note(
-                "kept events of types our vocabulary does not define, verbatim as"
-                f" log-only plugin events: {kinds}"
-            )
-        return mapped
-
-    def _map(self, index: int, event: Envelope) -> Envelope:
-        out = self._envelope(event)
-        kind = out.get("type")
-        data = out.get("data")
-        if not isinstance(data, dict):
-            return out
-        seq = out.get("seq")
-        handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
-        if handler is not None:
-            handler(self, index, seq, out, data)
-        elif kind not in _SEED_ERA_TYPES:
-            self.unknown[str(kind)] = self.unknown.get(str(kind), 0) + 1
-            for marker in ("surfaceOp", "sourceEventSeqs"):
-                if marker in out and kind not in _SURFACE_TYPES:
-                    del out[marker]
-                    self.report.note(f"{kind}: dropped {marker} (not a surface type)", seq)
-        return out
-
-    def _envelope(self, event: Envelope) -> Envelope:
-        out = {key: event[key] for key in _ENVELOPE_KEYS[:4] if key in event}
-        for key, value in event.items():
-            if key in out:
-                continue
-            if key == "surfaceOp":
-                out[key] = _surface_op(value)
-            elif key == "sourceEventSeqs":
-                out[key] = value
-            else:
-                self.report.note(
-                    f'dropped envelope key "{key}" ({_show(value)})', event.get("seq")
-                )
-        return out
-
-    # -- per type ------------------------------------------------------------------
-
-    def _turn_start(self, index: int, seq: Any, out: Envelope, data: dict[str, Any]) -> None:
-        if "trigger" in data:
-            return
-        trigger, origin = self._derive_trigger(index)
-        out["data"] = {**data, "trigger": trigger}
-        self.report.note(
-            f"turn/start had no trigger; set {_show(trigger)} from {origin}", seq
-        )
-
-    def _derive_trigger(self, index: int) -> tuple[dict[str, Any], str]:
-        for later in self.events[index + 1 :]:
-            if not isinstance(later, dict):
-                continue
-            kind = later.get("type")
-            if kind in ("turn/start", "turn/end"):
-                break
-            data = later.get("data")
-            if kind == "agent/inbox/spliced" and later.get("seq") in self.claimed:
-                source = self.claimed[later["seq"]][0].get("source")
-                if isinstance(source, dict):
-                    origin = f"the queued message claimed at seq {later['seq']}"
-                    return {"kind": "message", "source": source}, origin
-            if kind == "user/message" and isinstance(data, dict):
-                source = data.get("source")
-                if isinstance(source, dict):
-                    origin = f"the user/message at seq {later.get('seq')}"
-                    return {"kind": "message", "source": source}, origin
-        return {"kind": "unknown"}, "nothing (the turn claims no message)"
-
-    def _step_start(self, index: int, seq: Any, out: Envelope, data: dict[str, Any]) -> None:
-        if _is_int(data.get("turn")) and _is_int(data.get("step")):
-            self.last_step[data["turn"]] = data["step"]
-
-    def _turn_end(self, index: int, seq: Any, out: Envelope, data: dict[str, Any]) -> None:
-        reason = data.get("reason")
-        if not isinstance(reason, dict):
-            return
-        kind = reason.get("kind")
-        rest = {key: value for key, value in reason.items() if key not in ("kind", "reason", "error")}
-        if kind == "aborted" and isinstance(reason.get("reason"), dict):
-            new = self._aborted(seq, reason["reason"])
-        elif kind == "error" and isinstance(reason.get("error"), dict):
-            step = self.last_step.get(data.get("turn"))
-            if step is None:
-                step = 0
-                self.report.note("turn/end error: the turn has no step/start; step set to 0", seq)
-            else:
-                self.report.note(
-                    f"turn/end error: step {step} taken from the turn's last step/start", seq
-                )
-            new = {"kind": "error", "step": step, **_flat_failure(reason["error"])}
-        elif kind == "blocked":
-            self.report.note(
-                'turn/end reason "blocked" has no seed-era counterpart (rejected needs'
-                " a reason text); kept verbatim",
-                seq,
-            )
-            return
-        else:
-            return
-        out["data"] = {**data, "reason": {**new, **rest}}
-
-    def _aborted(self, seq: Any, cause: dict[str, Any]) -> dict[str, Any]:
-        kind = cause.get("kind")
-        if kind == "disposed":
-            return {"kind": "disposed"}
-        if kind in ("user", "legacy") and set(cause) == {"kind"}:
-            return {"kind": "aborted"}
-        if kind == "hook" and isinstance(cause.get("reason"), str):
-            self.report.note(
-                "turn/end aborted by a hook: kept the hook's reason text, dropped that"
-                " a hook cancelled",
-                seq,
-            )
-            return {"kind": "aborted", "reason": cause["reason"]}
-        self.report.note(f"turn/end aborted: dropped the cause {_show(cause)}", seq)
-        return {"kind": "aborted"}
-
-    def _user_message(self, index: int, seq: Any, out: Envelope, data: dict[str, Any]) -> None:
-        if "role" not in data:
-            return
-        if data["role"] == "user":
-            out["data"] = {key: value for key, value in data.items() if key != "role"}
-        else:
-            self.report.note(f"user/message with role {_show(data['role'])}; kept verbatim", seq)
-
-    def _assistant_message(
-        self, index: int, seq: Any, out: Envelope, data: dict[str, Any]
-    ) -> None:
-        message = data.get("message")
-        if not isinstance(message, dict):
-            return
-        new = {key: data[key] for key in ("turn", "step") if key in data}
-        new["content"] = message.get("content")
-        source = message.get("source")
-        if isinstance(source, dict) and source.get("kind") == "model":
-            new["provenance"] = {k: v for k, v in source.items() if k != "kind"}
-        elif source is not None:
-            new["source"] = source
-            self.report.note(
-                f"assistant/message source {_show(source)} is not a model source; kept"
-                " as data.source",
-                seq,
-            )
-        if "usage" in data:
-            new["usage"] = data["usage"]
-        self._rest(new, data, ("turn", "step", "message", "usage"), seq)
-        self._message_rest(new, message, "assistant", seq)
-        out["data"] = new
-
-    def _tool_result(self, index: int, seq: Any, out: Envelope, data: dict[str, Any]) -> None:
-        message = data.get("message")
-        if not isinstance(message, dict):
-            return
-        source = message.get("source")
-        call_id = source.get("callId") if isinstance(source, dict) else None
-        blocks = message.get("content")
-        if (
-            isinstance(blocks, list)
-            and len(blocks) == 1
-            and isinstance(blocks[0], dict)
-            and blocks[0].get("type") == "tool-result"
-        ):
-            block = blocks[0]
-            content = block.get("content")
-            is_error = block.get("isError", False)
-            block_call = block.get("toolCallId")
-            if call_id is None:
-                call_id = block_call
-            elif block_call != call_id:
-                self.report.note(
-                    f"tool/result: the block's toolCallId {_show(block_call)} differs"
-                    f" from the source callId {_show(call_id)}; kept the source's",
-                    seq,
-                )
-            extra = set(block) - {"type", "toolCallId", "content", "isError"}
-            if extra:
-                self.report.note(
-                    f"tool/result: dropped tool-result block keys {sorted(extra)}", seq
-                )
-        else:
-            content, is_error = blocks, False
-            self.report.note(
-                "tool/result: the message is not exactly one tool-result block; its"
-                " blocks became the content, with isError false",
-                seq,
-            )
-        new = {key: data[key] for key in ("turn", "step") if key in data}
-        new.update({"callId": call_id, "content": content, "isError": is_error})
-        self._rest(new, data, ("turn", "step", "message"), seq)
-        self._message_rest(new, message, "user", seq, skip=("source",))
-        out["data"] = new
-
-    def _system_message(
-        self, index: int, seq: Any, out: Envelope, data: dict[str, Any]
-    ) -> None:
-        message = data.get("message")
-        if not isinstance(message, dict):
-            self.unknown["system/message"] = self.unknown.get("system/message", 0) + 1
-            return
-        new = {"content": message.get("content"), "source": message.get("source")}
-        self._message_rest(new, message, "system", seq)
-        out["type"] = "context/message"
-        out["data"] = new
-        self.report.note(
-            "system/message became context/message (derived history shows it as"
-            " user-role context, our vocabulary has no system messages)",
-            seq,
-        )
-
-    def _assistant_chunk(
-        self, index: int, seq: Any, out: Envelope, data: dict[str, Any]
-    ) -> None:
-        chunk = data.get("chunk")
-        if not isinstance(chunk, dict) or chunk.get("type") != "finish":
-            return
-        reason = chunk.get("reason")
-        if (
-            isinstance(reason, dict)
-            and reason.get("kind") in ("error", "aborted")
-            and isinstance(reason.get("failure"), dict)
-        ):
-            rest = {k: v for k, v in reason.items() if k not in ("kind", "failure")}
-            flat = {"kind": reason["kind"], **_flat_failure(reason["failure"]), **rest}
-            out["data"] = {**data, "chunk": {**chunk, "reason": flat}}
-
-    def _compaction(self, index: int, seq: Any, out: Envelope, data: dict[str, Any]) -> None:
-        kind = str(out["type"])
-        name = kind.removeprefix("compaction/")
-        if name in ("start", "end"):
-            exact = _is_int(data.get("turn")) and isinstance(data.get("error", ""), str)
-        elif name == "summary":
-            shadowed_range = data.get("shadowedRange")
-            exact = (
-                isinstance(data.get("summary"), list)
-                and isinstance(shadowed_range, dict)
-                and _is_int(shadowed_range.get("start"))
-                and _is_int(shadowed_range.get("end"))
-                and isinstance(data.get("shadowedSeqs"), list)
-                and type(data.get("shadowedTokenCount")) in (int, float)
-            )
-        else:
-            exact = False
-        if exact:
-            out["type"] = "compact/" + name
-            return
-        self.unknown[kind] = self.unknown.get(kind, 0) + 1
-        self.report.note(f"{kind} does not match compact/{name}; kept verbatim", seq)
-
-    def _request_header(
-        self, index: int, seq: Any, out: Envelope, data: dict[str, Any]
-    ) -> None:
-        reason = data.get("reason")
-        if reason not in _REQUEST_HEADER_REASONS:
-            self.report.note(
-                f"request/header reason {_show(reason)} is not in our vocabulary; kept"
-                " verbatim (the import may refuse it)",
-                seq,
-            )
-
-    # -- helpers -------------------------------------------------------------------
-
-    def _rest(
-        self, new: dict[str, Any], data: dict[str, Any], taken: tuple[str, ...], seq: Any
-    ) -> None:
-        """Copy the payload's other keys after the mapped ones."""
-        for key, value in data.items():
-            if key not in taken and key not in new:
-                new[key] = value
-            elif key not in taken:
-                self.report.note(f'dropped data key "{key}" (clashes with a mapped key)', seq)
-
-    def _message_rest(
-        self,
-        new: dict[str, Any],
-        message: dict[str, Any],
-        role: str,
-        seq: Any,
-        skip: tuple[str, ...] = (),
-    ) -> None:
-        """Check the wrapped message's role; keep its id (and any other key) as data."""
-        if message.get("role", role) != role:
-            self.report.note(
-                f"message role {_show(message.get('role'))} where {role} was expected;"
-                " dropped",
-                seq,
-            )
-        taken = ("role", "content", "source", *skip)
-        for key, value in message.items():
-            if key in taken:
-                continue
-            if key in new:
-                self.report.note(f'dropped message key "{key}" (clashes with data)', seq)
-            else:
-                new[key] = value
-
-
-_HANDLERS: Final = {
-    "turn/start": _EventMapper._turn_start,
-    "step/start": _EventMapper._step_start,
-    "turn/end": _EventMapper._turn_end,
-    "user/message": _EventMapper._user_message,
-    "assistant/message": _EventMapper._assistant_message,
-    "tool/result": _EventMapper._tool_result,
-    "system/message": _EventMapper._system_message,
-    "assistant/chunk": _EventMapper._assistant_chunk,
-    "compaction/start": _EventMapper._compaction,
-    "compaction/summary": _EventMapper._compaction,
-    "compaction/end": _EventMapper._compaction,
-    "request/header": _EventMapper._request_header,
-}
-
-
-def _surface_op(value: Any) -> Any:
-    """The later ``{op:"replace", startSeq, endSeq}`` is our ``{op, start, end}``."""
-    if isinstance(value, dict) and set(value) == {"op", "startSeq", "endSeq"}:
-        return {"op": value["op"], "start": value["startSeq"], "end": value["endSeq"]}
-    return value
-
-
-def _flat_failure(failure: dict[str, Any]) -> dict[str, Any]:
-    """An ``LlmFailure`` object as the seed era's flat ``message``/``code`` fields."""
-    return {key: value for key, value in failure.items() if key != "kind"}
-
-
-def _claimed_inbox_items(events: list[Any]) -> dict[Any, list[dict[str, Any]]]:
-    """Replay ``agent/inbox/spliced`` rows: which queued messages each splice claimed.
-
-    A turn claims its prompts by splicing them out of the ``next-turn`` queue right
-    after ``turn/start``; the first claimed message's source is the turn's trigger.
-    """
-    queues: dict[Any, list[Any]] = {}
-    claimed: dict[Any, list[dict[str, Any]]] = {}
-    for event in events:
-        if not isinstance(event, dict) or event.get("type") != "agent/inbox/spliced":
-            continue
-        data = event.get("data")
-        if not isinstance(data, dict):
-            continue
-        start = data.get("start")
-        count = data.get("removedCount", 0)
-        inserted = data.get("inserted", [])
-        if not (_is_int(start) and _is_int(count) and isinstance(inserted, list)):
-            continue
-        queue = queues.setdefault(data.get("target"), [])
-        removed = queue[start : start + count]
-        queue[start : start + count] = inserted
-        items = [item for item in removed if isinstance(item, dict)]
-        if items and data.get("outcome") != "canceled" and data.get("target") == "next-turn":
-            claimed[event.get("seq")] = items
-    return claimed

@@ -1,4 +1,4 @@
-"""Proofs that a harness-head import kept its meaning, and the report that says otherwise.
+"""Checks that a harness-head import kept its meaning, and the report of what did not.
 
 Expanding packed chunk rows must give back exactly the stream the harness recorded: the
 deltas of each block, concatenated, must equal the text (or tool-call arguments) of the
@@ -9,11 +9,15 @@ they point. Neither check changes anything; a failure is reported, never guessed
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from domain.json import Envelope
+from domain.json import dumps
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from domain.json import Envelope
 
 _SURFACE_TYPES: Final = frozenset(
     {
@@ -26,6 +30,13 @@ _SURFACE_TYPES: Final = frozenset(
 )
 _TEXT_DELTAS: Final = frozenset({"text-delta", "reasoning-delta"})
 _SHOWN_SEQS: Final = 8
+_SHOWN_CHARS: Final = 80
+
+
+def show(value: object) -> str:
+    """A value as short JSON text, for a report line."""
+    text = dumps(value).decode().strip()
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
 
 
 class Report:
@@ -69,10 +80,9 @@ def _chunk_of(event: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
     if not isinstance(event, dict) or event.get("type") != "assistant/chunk":
         return None
     data = event.get("data")
-    chunk = data.get("chunk") if isinstance(data, dict) else None
-    if not isinstance(chunk, dict):
+    if not isinstance(data, dict) or not isinstance(data.get("chunk"), dict):
         return None
-    return data, chunk
+    return data, data["chunk"]
 
 
 def check_blocks(
@@ -159,7 +169,10 @@ def check_references(events: Sequence[Envelope], report: Report) -> None:
                 problem = _earlier(events, seq, ref) or _surface(events, ref)
                 if problem:
                     _note_ref(report, kind, seq, f"surfaceOp.{key}", ref, problem)
-        for field_name, expected in (("messageSeqs", "user/message"), ("shadowedSeqs", None)):
+        for field_name, expected in (
+            ("messageSeqs", "user/message"),
+            ("shadowedSeqs", None),
+        ):
             refs = data.get(field_name) if kind in _REF_OWNERS[field_name] else None
             for ref in refs if isinstance(refs, list) else []:
                 problem = _earlier(events, seq, ref) or (
@@ -175,7 +188,9 @@ _REF_OWNERS: Final = {
 }
 
 
-def _note_ref(report: Report, kind: Any, seq: Any, name: str, ref: Any, problem: str) -> None:
+def _note_ref(
+    report: Report, kind: Any, seq: Any, name: str, ref: Any, problem: str
+) -> None:
     report.note(f"{kind}: {name} entry {ref!r} {problem}; kept as it is", seq)
 
 
@@ -213,8 +228,7 @@ def _source_problem(
         if target.get("type") != "assistant/chunk" or not same_step:
             return f"names a {target.get('type')}, not a chunk of the same step"
     elif kind == "tool/result" and event.get("surfaceOp") == "append":
-        if target.get("type") not in ("tool/call", "tool/result") or target_data.get(
-            "callId"
-        ) != data.get("callId"):
+        answers = target_data.get("callId") == data.get("callId")
+        if target.get("type") not in ("tool/call", "tool/result") or not answers:
             return f"names a {target.get('type')}, not the call it answers"
     return None

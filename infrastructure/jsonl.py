@@ -8,8 +8,10 @@ again gives the same events; import also reads the original harness's later logs
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from domain.json import Envelope, Json, dumps, loads
 from infrastructure import zstd_frames
@@ -20,17 +22,29 @@ from infrastructure.logscan import (
     read_log_text,
     scan_events,
 )
-from infrastructure.placeholders import apply_substitutions, find_placeholders
+from infrastructure.placeholders import (
+    apply_substitutions,
+    check_substitutions,
+    find_placeholders,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from application import Sessions
 
 __all__ = [
     "DecodedLog",
+    "ImportResult",
     "LogFormat",
     "apply_substitutions",
     "decode_harness_log",
     "decode_log",
     "detect_format",
     "encode_log",
+    "export_session",
     "find_placeholders",
+    "import_log",
 ]
 
 LogFormat = Literal["agentlog", "harness-head"]
@@ -123,7 +137,7 @@ def decode_log(data: bytes, *, source: str) -> DecodedLog:
     return DecodedLog(header, events, [*text.report, *report])
 
 
-def _as_event(value: Any, expected: int) -> list[Any]:  # noqa: ARG001 - RowDecoder
+def _as_event(value: Any, expected: int) -> list[Any]:
     """Our format stores one event per line, verbatim."""
     return [value]
 
@@ -139,9 +153,12 @@ def detect_format(data: bytes) -> LogFormat:
     text = zstd_frames.decompress_tolerant(data) if zstd_frames.is_zstd(data) else data
     lines = text.split(b"\n")
     header = _try_loads(lines[0])
-    if isinstance(header, dict) and header.get("type") == "session":
-        if "delegationDepth" not in header or set(header) - {"type", *HEADER_KEYS}:
-            return "harness-head"
+    if (
+        isinstance(header, dict)
+        and header.get("type") == "session"
+        and ("delegationDepth" not in header or set(header) - {"type", *HEADER_KEYS})
+    ):
+        return "harness-head"
     for line in lines[1:]:
         if looks_like_harness_row(_try_loads(line)):
             return "harness-head"
@@ -153,3 +170,79 @@ def _try_loads(line: bytes) -> Json:
         return loads(line)
     except (ValueError, RecursionError):
         return None
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """The id of the session an import stored, and what it could not map exactly."""
+
+    session_id: str
+    report: list[str] = field(default_factory=list)
+
+
+def import_log(
+    app: Sessions,
+    data_or_path: bytes | str | os.PathLike[str],
+    *,
+    strict: bool = False,
+    substitutions: Mapping[str, str] | None = None,
+) -> ImportResult:
+    """Store a log file (ours or the harness's later format) as a new session.
+
+    The events become the session's seed, so the application validates them with
+    the seed pipeline (and the turn invariants when ``strict``); nothing is stored
+    when that fails. ``substitutions`` fills ``{{name}}`` placeholders of snapshot
+    logs. The header keeps its id, ``createdAt``, cwd, lineage and depth.
+    """
+    if isinstance(data_or_path, bytes):
+        data, source = data_or_path, "<bytes>"
+    else:
+        data, source = Path(data_or_path).read_bytes(), os.fspath(data_or_path)
+    checked = check_substitutions(substitutions)
+    if detect_format(data) == "harness-head":
+        decoded = decode_harness_log(data, source=source, substitutions=checked)
+        report = list(decoded.report)
+    else:
+        decoded = decode_log(data, source=source)
+        apply_substitutions([decoded.header, decoded.events], checked)
+        report = [*decoded.report, *_placeholder_report(decoded)]
+    header = decoded.header
+    report += [
+        f'header key "{key}" cannot be stored; dropped'
+        for key in header
+        if key not in HEADER_KEYS
+    ]
+    handle = app.create_session(
+        cwd=header.get("cwd"),
+        session_id=header["id"],
+        seed=decoded.events,
+        parent_session=header.get("parentSession"),
+        created_at=header["createdAt"],
+        seed_length=header.get("seedLength"),
+        delegation_depth=header.get("delegationDepth"),
+        strict=strict,
+    )
+    app.close(handle)
+    if not decoded.events:
+        report.append("the log holds no events; nothing was stored")
+    return ImportResult(handle.id, report)
+
+
+def _placeholder_report(decoded: DecodedLog) -> list[str]:
+    return [
+        f"placeholder {placeholder} has no substitution; kept literally"
+        f" ({count} occurrence(s))"
+        for placeholder, count in find_placeholders(
+            [decoded.header, decoded.events]
+        ).items()
+    ]
+
+
+def export_session(app: Sessions, session_id: str, *, compress: bool = False) -> bytes:
+    """The session as our JSONL (Zstandard with ``compress``), exactly as stored.
+
+    A live session's unflushed events are included, as every read includes them.
+    """
+    return encode_log(
+        app.header(session_id), app.read_events(session_id), compress=compress
+    )

@@ -26,6 +26,7 @@ EMPTY_LOG: Final = "empty or header-less session log"
 EMPTY_ZSTD_LOG: Final = "empty or header-less Zstandard session log"
 HEADER_NOT_JSON: Final = "corrupt session log: header line is not valid JSON"
 NOT_A_HEADER: Final = "corrupt session log: first line is not a session header"
+_ZSTD_CORRUPT: Final = "corrupt Zstandard session log:"
 ZSTD_HEADER_FRAME: Final = (
     "corrupt Zstandard session log: first frame is not exactly one header line"
 )
@@ -112,7 +113,9 @@ def _read_zstd_text(data: bytes, *, session_id: str) -> LogText:
     try:
         scan = zstd_frames.scan_frames(data)
     except zstd_frames.ZstdFrameError as error:
-        raise CorruptSessionLogError(str(error), session_id=session_id, seq=None) from None
+        raise CorruptSessionLogError(
+            str(error), session_id=session_id, seq=None
+        ) from None
     if not scan.frames:
         corrupt(EMPTY_ZSTD_LOG, session_id)
     texts: list[bytes] = []
@@ -120,10 +123,10 @@ def _read_zstd_text(data: bytes, *, session_id: str) -> LogText:
         try:
             texts.append(zstd_frames.decompress_frame(data[start:end]))
         except zstandard.ZstdError:
-            message = (
-                f"corrupt Zstandard session log: frame at byte {start} failed validation"
-            )
-            raise CorruptSessionLogError(message, session_id=session_id, seq=None) from None
+            message = f"{_ZSTD_CORRUPT} frame at byte {start} failed validation"
+            raise CorruptSessionLogError(
+                message, session_id=session_id, seq=None
+            ) from None
     if not (texts[0].endswith(b"\n") and texts[0].count(b"\n") == 1):
         corrupt(ZSTD_HEADER_FRAME, session_id)
     complete = b"".join(texts)
@@ -141,8 +144,8 @@ def _read_zstd_text(data: bytes, *, session_id: str) -> LogText:
         recovered = recovered_text.split(b"\n") if newline else []
         lines.extend(recovered)
         report.append(
-            f"torn final Zstandard frame at byte {scan.torn_start} ({torn_bytes} bytes):"
-            f" recovered {len(recovered)} complete line(s) from it"
+            f"torn final Zstandard frame at byte {scan.torn_start} ({torn_bytes}"
+            f" bytes): recovered {len(recovered)} complete line(s) from it"
         )
     return LogText(lines, strict_lines=strict_lines, compressed=True, report=report)
 
@@ -172,7 +175,9 @@ def _depth_is_negative_zero(line: bytes) -> bool:
     return isinstance(depth, _NegativeZero)
 
 
-def parse_header(line: bytes, *, session_id: str, require_depth: bool) -> dict[str, Any]:
+def parse_header(
+    line: bytes, *, session_id: str, require_depth: bool
+) -> dict[str, Any]:
     """Check the header line's shape, then its version; return it without ``type``.
 
     A header needs ``type:"session"``, a numeric ``version``, a string ``id`` and a
@@ -222,7 +227,6 @@ def _render(value: object) -> str:
     if type(value) is float:
         return repr(value)  # "3.0", so a float seq is not mistaken for the int
     return js_number(value)
-
 
 
 def _is_turn_end(value: object) -> bool:

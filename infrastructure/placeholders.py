@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from domain.json import Json
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
+    from domain.json import Json
 
 _PLACEHOLDER: Final = re.compile(r"\{\{([A-Za-z0-9_.-]+)\}\}")
 

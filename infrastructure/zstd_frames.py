@@ -29,7 +29,7 @@ class ZstdFrameError(ValueError):
 
 @dataclass(frozen=True)
 class FrameScan:
-    """Byte ranges ``[start, end)`` of the complete frames, and where a torn one starts."""
+    """The ``[start, end)`` byte ranges of complete frames; where a torn one starts."""
 
     frames: list[tuple[int, int]]
     torn_start: int | None = None
@@ -60,7 +60,7 @@ def scan_frames(data: bytes, *, limit: int | None = None) -> FrameScan:
 
 
 def _frame_end(data: bytes, start: int) -> int | None:
-    """The end offset of the frame at ``start``, or None when the data ends inside it."""
+    """Where the frame at ``start`` ends, or None when the data ends inside it."""
     size = len(data)
     if size - start < len(MAGIC):
         return None
@@ -72,14 +72,16 @@ def _frame_end(data: bytes, start: int) -> int | None:
         return None
     descriptor = data[offset]
     if descriptor & _RESERVED_DESCRIPTOR_BITS:
-        msg = f"corrupt Zstandard session log: reserved frame-header bit at byte {offset}"
+        msg = (
+            f"corrupt Zstandard session log: reserved frame-header bit at byte {offset}"
+        )
         raise ZstdFrameError(msg)
     offset += 1
     content_size_flag = descriptor >> 6
     single_segment = bool(descriptor & 0x20)
     has_checksum = bool(descriptor & 0x04)
     dictionary_flag = descriptor & 0x03
-    dictionary_bytes = 4 if dictionary_flag == 3 else dictionary_flag  # noqa: PLR2004
+    dictionary_bytes = 4 if dictionary_flag == 3 else dictionary_flag
     if content_size_flag == 0:
         content_size_bytes = 1 if single_segment else 0
     else:
@@ -88,7 +90,7 @@ def _frame_end(data: bytes, start: int) -> int | None:
     if offset > size:
         return None
     while True:
-        if size - offset < 3:  # noqa: PLR2004 - a block header is 3 bytes
+        if size - offset < 3:
             return None
         block_header = int.from_bytes(data[offset : offset + 3], "little")
         block_type = (block_header >> 1) & 0x03

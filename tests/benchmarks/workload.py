@@ -17,6 +17,7 @@ without chunks a block is 29 events (2.9 events/message).
 
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -54,7 +55,8 @@ _WORDS = (
 ).split()
 
 
-def _text_pool(seed: int, size: int = 97) -> list[str]:
+@functools.cache
+def _text_pool(seed: int, size: int = 97) -> tuple[str, ...]:
     """Pre-draw a pool of ~1 KB texts: cheap to index, deterministic per seed."""
     rng = random.Random(seed)
     pool: list[str] = []
@@ -66,7 +68,7 @@ def _text_pool(seed: int, size: int = 97) -> list[str]:
             words.append(word)
             length += len(word) + 1
         pool.append(" ".join(words)[:TEXT_BYTES])
-    return pool
+    return tuple(pool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +122,7 @@ class Conversation:
     surface: list[int] = field(default_factory=list)
     turn_ends: list[tuple[int, int]] = field(default_factory=list)
     """(turn/end seq, messages so far) per closed turn."""
-    _pool: list[str] = field(default_factory=list, repr=False)
+    _pool: tuple[str, ...] = field(default=(), repr=False)
     _titled: bool = False
 
     def __post_init__(self) -> None:

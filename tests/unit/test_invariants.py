@@ -7,14 +7,16 @@ Per §0.1 scenarios 140–144 are unit tests of the checker fed directly (throug
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from domain.errors import InvariantError
-from domain.json import Envelope
 from domain.invariants import InvariantChecker, TurnInvariants
 from domain.repair import interrupted_turn_closers
+
+if TYPE_CHECKING:
+    from domain.json import Envelope
 
 Item = tuple[str, Any, Any, Any]
 USER = {"kind": "user"}
@@ -57,11 +59,22 @@ def A(value: str = "a", step: int = 1) -> Item:
 
 def Acall(call_id: str) -> Item:
     block = {"type": "tool-call", "id": call_id, "name": "bash", "arguments": "{}"}
-    return ("assistant/message", {"turn": 1, "step": 1, "content": [block]}, "append", None)
+    return (
+        "assistant/message",
+        {"turn": 1, "step": 1, "content": [block]},
+        "append",
+        None,
+    )
 
 
 def C(call_id: str, step: int = 1) -> Item:
-    data = {"turn": 1, "step": step, "callId": call_id, "name": "bash", "arguments": "{}"}
+    data = {
+        "turn": 1,
+        "step": step,
+        "callId": call_id,
+        "name": "bash",
+        "arguments": "{}",
+    }
     return ("tool/call", data, None, None)
 
 
@@ -79,7 +92,10 @@ def R(call_id: str, step: int = 1, **extra: Any) -> Item:
 
 def replace(start: int, end: int, src: Any = None) -> Item:
     """A compaction checkpoint (a user/message needs only an open turn)."""
-    data = {"content": [text("summary")], "source": {"kind": "plugin", "plugin": "compact"}}
+    data = {
+        "content": [text("summary")],
+        "source": {"kind": "plugin", "plugin": "compact"},
+    }
     return ("user/message", data, {"op": "replace", "start": start, "end": end}, src)
 
 
@@ -191,12 +207,19 @@ def test_core_127_to_139_step_five_rules(items: tuple[Item, ...], detail: str) -
     [
         U(),
         ("context/message", {"content": [], "source": USER}, "append", None),
-        ("steering/message", {"turn": 1, "content": [], "source": USER}, "append", None),
+        (
+            "steering/message",
+            {"turn": 1, "content": [], "source": USER},
+            "append",
+            None,
+        ),
         ("compaction/marker", {"foo": "bar"}, None, None),
     ],
 )
 def test_core_132_events_outside_a_turn(item: Item) -> None:
-    detail = f"{item[0]} appended outside any open turn (every event must be turn-enclosed)"
+    detail = (
+        f"{item[0]} appended outside any open turn (every event must be turn-enclosed)"
+    )
     assert violation(item) == detail
     assert violation(TS(), TE(), item) == detail
 
@@ -238,7 +261,7 @@ def test_core_140_provenance_values() -> None:
         assert caught.value.detail == detail
     gap = InvariantChecker()
     gap.feed(event(0, TS()))
-    with pytest.raises(InvariantError, match="references unknown seq 1$"):
+    with pytest.raises(InvariantError, match=r"references unknown seq 1$"):
         gap.check(event(2, U(src=[1])))
 
 
@@ -257,10 +280,12 @@ def test_core_141_replace_order_is_by_position() -> None:
 
 def test_core_142_replace_coverage() -> None:
     base = (TS(), SS(), U("a"), U("b"))
-    missing = "surface replace: sourceEventSeqs must include every shadowed surface node"
+    missing = (
+        "surface replace: sourceEventSeqs must include every shadowed surface node"
+    )
     assert violation(*base, replace(2, 3, [2])) == f"{missing}; missing 3"
     assert violation(*base, replace(2, 2)) == f"{missing}; missing 2"
-    with pytest.raises(InvariantError, match="missing 3$"):
+    with pytest.raises(InvariantError, match=r"missing 3$"):
         accepted(*base, replace(2, 3, [2]))
 
 
@@ -319,13 +344,17 @@ def test_turn_state_round_trips_and_apply_is_total() -> None:
     for envelope in log(TS(), SS(), C("c1"), C("c2"), R("c1")):
         turns.apply(envelope)
     restored = TurnInvariants.from_state(turns.to_state())
-    assert restored.to_state() == turns.to_state() == {
-        "openTurn": 1,
-        "openStep": 1,
-        "nextTurn": 1,
-        "nextStep": 1,
-        "pendingCalls": ["c2"],
-    }
+    assert (
+        restored.to_state()
+        == turns.to_state()
+        == {
+            "openTurn": 1,
+            "openStep": 1,
+            "nextTurn": 1,
+            "nextStep": 1,
+            "pendingCalls": ["c2"],
+        }
+    )
     garbage: list[Envelope] = [
         {"type": "turn/end", "seq": 0, "time": 0, "data": None},
         {"type": "tool/call", "seq": 1, "time": 0, "data": {"callId": ["x"]}},

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain.errors import SurfaceError
-from domain.json import Envelope
 from domain.messages import MessageCache, derive_message, derive_messages
+
+if TYPE_CHECKING:
+    from domain.json import Envelope
 
 Item = tuple[str, Any, Any, Any]
 USER = {"kind": "user"}
@@ -44,7 +46,11 @@ def SE(turn: int = 1, step: int = 1) -> Item:
 
 
 def chunk() -> Item:
-    data = {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "x"}}
+    data = {
+        "turn": 1,
+        "step": 1,
+        "chunk": {"type": "text-delta", "index": 0, "text": "x"},
+    }
     return ("assistant/chunk", data, None, None)
 
 
@@ -81,7 +87,12 @@ def framed(event_type: str, kind: str, *blocks: dict[str, Any]) -> Item:
 
 def Rep(start: int, end: int, src: list[int], value: str) -> Item:
     data = {"turn": 1, "step": 1, "content": [text(value)]}
-    return ("assistant/message", data, {"op": "replace", "start": start, "end": end}, src)
+    return (
+        "assistant/message",
+        data,
+        {"op": "replace", "start": start, "end": end},
+        src,
+    )
 
 
 def log(*items: Item) -> list[Envelope]:
@@ -113,7 +124,12 @@ def test_core_046_roles_and_tool_result_block() -> None:
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
     assert len(messages[1]["content"]) == 2
     assert messages[2]["content"] == [
-        {"type": "tool-result", "toolCallId": "c1", "content": [text("ok")], "isError": False}
+        {
+            "type": "tool-result",
+            "toolCallId": "c1",
+            "content": [text("ok")],
+            "isError": False,
+        }
     ]
 
 
@@ -214,7 +230,12 @@ def test_core_058_returned_messages_are_detached() -> None:
         {
             "role": "user",
             "content": [
-                {"type": "tool-result", "toolCallId": "c1", "content": [text("ok")], "isError": False}
+                {
+                    "type": "tool-result",
+                    "toolCallId": "c1",
+                    "content": [text("ok")],
+                    "isError": False,
+                }
             ],
         },
     ]
@@ -261,7 +282,14 @@ def test_cache_rejects_what_the_fold_rejects_and_keeps_its_state() -> None:
 # Abstract operations keep replaces valid wherever log-only noise is inserted:
 # positions are fractions of the surface at that moment, not seqs.
 
-SURFACE_KINDS = ["user", "assistant", "empty-assistant", "result", "context", "steering"]
+SURFACE_KINDS = [
+    "user",
+    "assistant",
+    "empty-assistant",
+    "result",
+    "context",
+    "steering",
+]
 NOISE = [TS(), SE(), chunk(), ("todo/write", {"todos": []}, None, None)]
 
 Op = tuple[str, str, float, float]
@@ -276,18 +304,18 @@ ops_strategy = st.lists(
 )
 
 
-def payload(kind: str, seq: int) -> Item:
+def payload(kind: str, n: int) -> Item:
     if kind == "user":
-        return U(f"u{seq}")
+        return U(f"u{n}")
     if kind == "assistant":
-        return A(text(f"a{seq}"), call(f"c{seq}"))
+        return A(text(f"a{n}"), call(f"c{n}"))
     if kind == "empty-assistant":
         return A(usage={"inputTokens": 1, "outputTokens": 0})
     if kind == "result":
-        return R(f"c{seq}", meta={"n": seq})
+        return R(f"c{n}", meta={"n": n})
     if kind == "context":
-        return framed("context/message", "plugin", text(f"x{seq}"))
-    return framed("steering/message", "user", text(f"s{seq}"))
+        return framed("context/message", "plugin", text(f"x{n}"))
+    return framed("steering/message", "user", text(f"s{n}"))
 
 
 def materialise(ops: list[Op], noise: dict[int, Item] | None = None) -> list[Envelope]:
@@ -296,12 +324,12 @@ def materialise(ops: list[Op], noise: dict[int, Item] | None = None) -> list[Env
     current: list[tuple[int, Item]] = []
     for k, (action, kind, first, second) in enumerate(ops):
         seq = len(items)
-        item = payload(kind, seq)
+        item = payload(kind, k)  # texts name the op, so noise cannot change them
         results = [p for p, (_, node) in enumerate(current) if node[0] == "tool/result"]
         if action == "rewrite" and results:
             position = results[math.floor(first * len(results))]
             target, node = current[position]
-            data = {**node[1], "content": [text(f"rewritten {seq}")]}
+            data = {**node[1], "content": [text(f"rewritten {k}")]}
             replace = {"op": "replace", "start": target, "end": target}
             item = ("tool/result", data, replace, [target])
             current[position] = (seq, item)
@@ -310,7 +338,7 @@ def materialise(ops: list[Op], noise: dict[int, Item] | None = None) -> list[Env
             gone = [s for s, _ in current[i : j + 1]]
             replace = {"op": "replace", "start": gone[0], "end": gone[-1]}
             if item[0] == "tool/result":
-                item = A(text(f"summary {seq}"))
+                item = A(text(f"summary {k}"))
             item = (item[0], item[1], replace, gone)
             current[i : j + 1] = [(seq, item)]
         else:
@@ -323,7 +351,9 @@ def materialise(ops: list[Op], noise: dict[int, Item] | None = None) -> list[Env
 
 @settings(max_examples=200, deadline=None)
 @given(ops_strategy, st.data())
-def test_cache_in_random_chunks_equals_a_fresh_fold(ops: list[Op], data: st.DataObject) -> None:
+def test_cache_in_random_chunks_equals_a_fresh_fold(
+    ops: list[Op], data: st.DataObject
+) -> None:
     events = materialise(ops)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(events)), max_size=6)))
     cache = MessageCache()

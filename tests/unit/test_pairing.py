@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from domain.errors import SurfaceError
-from domain.json import Envelope
 from domain.pairing import is_tool_pairing_balanced
 from domain.surface import Surface, fold_step
+
+if TYPE_CHECKING:
+    from domain.json import Envelope
 
 Item = tuple[str, Any, Any, Any]
 USER = {"kind": "user"}
@@ -24,7 +26,12 @@ def call(call_id: str) -> dict[str, Any]:
 
 
 def TS(turn: int = 1, kind: str = "message") -> Item:
-    return ("turn/start", {"turn": turn, "trigger": {"kind": kind, "source": USER}}, None, None)
+    return (
+        "turn/start",
+        {"turn": turn, "trigger": {"kind": kind, "source": USER}},
+        None,
+        None,
+    )
 
 
 def TE(turn: int = 1) -> Item:
@@ -66,7 +73,12 @@ def R(call_id: str) -> Item:
 
 def message(event_type: str) -> Item:
     plugin = {"kind": "plugin", "plugin": "watcher"}
-    return (event_type, {"turn": 1, "content": [text("x")], "source": plugin}, "append", None)
+    return (
+        event_type,
+        {"turn": 1, "content": [text("x")], "source": plugin},
+        "append",
+        None,
+    )
 
 
 def log(*items: Item) -> list[Envelope]:
@@ -150,7 +162,10 @@ def test_core_122_injection_turn() -> None:
 def test_core_123_checkpoint_at_the_head() -> None:
     checkpoint: Item = (
         "user/message",
-        {"content": [text("summary")], "source": {"kind": "plugin", "plugin": "compact"}},
+        {
+            "content": [text("summary")],
+            "source": {"kind": "plugin", "plugin": "compact"},
+        },
         {"op": "replace", "start": 1, "end": 5},
         [1, 3, 5],
     )

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain.invariants import InvariantChecker
-from domain.json import Envelope
 from domain.repair import RepairTracker, interrupted_turn_closers
 from domain.surface import fold_surface
+
+if TYPE_CHECKING:
+    from domain.json import Envelope
 
 Item = tuple[str, Any, Any, Any]
 USER = {"kind": "user"}
@@ -49,7 +51,13 @@ def A(*blocks: dict[str, Any], turn: int = 1, step: int = 1) -> Item:
 
 
 def C(call_id: str, turn: int = 1, step: int = 1) -> Item:
-    data = {"turn": turn, "step": step, "callId": call_id, "name": "bash", "arguments": "{}"}
+    data = {
+        "turn": turn,
+        "step": step,
+        "callId": call_id,
+        "name": "bash",
+        "arguments": "{}",
+    }
     return ("tool/call", data, None, None)
 
 
@@ -187,7 +195,14 @@ def test_core_110_tool_call_seq_becomes_provenance() -> None:
     items = (TS(2), SS(2, 1), A(call("call-1"), turn=2), C("call-1", turn=2))
     result = closers_of(*items)[0]
     assert result["sourceEventSeqs"] == [3]
-    assert list(result) == ["type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs"]
+    assert list(result) == [
+        "type",
+        "seq",
+        "time",
+        "data",
+        "surfaceOp",
+        "sourceEventSeqs",
+    ]
 
 
 def test_core_111_orphan_tool_call_is_ignored() -> None:
@@ -230,14 +245,20 @@ def test_core_114_orphan_compact_start_is_ignored() -> None:
 
 def test_tracker_state_round_trips() -> None:
     tracker = RepairTracker()
-    for envelope in log(TS(2), SS(2, 1), A(call("x"), call("y"), turn=2), C("y", turn=2)):
+    for envelope in log(
+        TS(2), SS(2, 1), A(call("x"), call("y"), turn=2), C("y", turn=2)
+    ):
         tracker.apply(envelope)
     restored = RepairTracker.from_state(tracker.to_state())
-    assert restored.to_state() == tracker.to_state() == {
-        "openTurn": 2,
-        "openStep": 1,
-        "pending": [["x", 1, None], ["y", 1, 3]],
-    }
+    assert (
+        restored.to_state()
+        == tracker.to_state()
+        == {
+            "openTurn": 2,
+            "openStep": 1,
+            "pending": [["x", 1, None], ["y", 1, 3]],
+        }
+    )
     assert restored.closers(4, 7) == tracker.closers(4, 7)
 
 

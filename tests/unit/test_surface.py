@@ -7,14 +7,13 @@ accept-then-poison. Those tests say "(§0)" and test our rule, not the seed's.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain.errors import SurfaceError, SurfaceIntentError
-from domain.json import Envelope
 from domain.messages import derive_messages
 from domain.surface import (
     Replacement,
@@ -27,6 +26,9 @@ from domain.surface import (
     fold_surface,
 )
 from domain.vocabulary import is_surface_eligible_type, is_surface_event
+
+if TYPE_CHECKING:
+    from domain.json import Envelope
 
 # ------------------------------------------------------------------ builders
 # One item = (type, data, surfaceOp, sourceEventSeqs); ``log`` numbers them.
@@ -141,7 +143,7 @@ def test_core_017_018_019_surface_type_requires_marker() -> None:
 
 
 def test_core_024_log_only_type_cannot_carry_markers() -> None:
-    with pytest.raises(SurfaceIntentError, match="cannot carry surfaceOp$"):
+    with pytest.raises(SurfaceIntentError, match=r"cannot carry surfaceOp$"):
         check_intent("turn/end", "append", None, 0)
     with pytest.raises(SurfaceIntentError) as caught:
         check_intent("turn/end", None, [0], 1)
@@ -233,7 +235,9 @@ def test_core_026_provenance_values() -> None:
         event(1, U(src=[])),
         "sourceEventSeqs must not be empty except on assistant/message",
     )
-    rejects(surface, event(1, A(src=[0, 0])), "sourceEventSeqs must not contain duplicates")
+    rejects(
+        surface, event(1, A(src=[0, 0])), "sourceEventSeqs must not contain duplicates"
+    )
     rejects(
         surface,
         event(1, A(src=[0, 1])),
@@ -364,9 +368,11 @@ def test_core_041_a_rejection_does_not_poison_the_surface() -> None:
 def test_core_042_refold_and_snapshot_give_the_same_surface() -> None:
     events = log(TS(), U(), A(), TE())
     surface = folded(events)
-    assert folded(events).nodes == surface.nodes == Surface.from_state(
-        surface.to_state()
-    ).nodes
+    assert (
+        folded(events).nodes
+        == surface.nodes
+        == Surface.from_state(surface.to_state()).nodes
+    )
 
 
 def test_core_043_replace_without_provenance_is_rejected() -> None:
@@ -447,12 +453,17 @@ def rewrite(start: int, end: int, src: list[int], **changes: Any) -> Item:
 
 def test_core_149_tool_result_rewrite_rules() -> None:
     base = log(U("go"), R("c1", meta={"x": [1, {"y": 2}]}), R("c2"))
-    ok = fold_surface([*base, event(3, rewrite(1, 1, [1], meta={"x": [1.0, {"y": 2}]}))])
+    ok = fold_surface(
+        [*base, event(3, rewrite(1, 1, [1], meta={"x": [1.0, {"y": 2}]}))]
+    )
     assert ok.nodes == [0, 3, 2]
     cases = [
         (rewrite(1, 1, [1], isError=True), "may change only content"),
         (rewrite(1, 1, [1]), "may change only content"),  # meta dropped
-        (rewrite(1, 2, [1, 2], meta={"x": [1, {"y": 2}]}), "must rewrite exactly one current node"),
+        (
+            rewrite(1, 2, [1, 2], meta={"x": [1, {"y": 2}]}),
+            "must rewrite exactly one current node",
+        ),
         (rewrite(0, 0, [0]), "must target a current tool/result"),
     ]
     for item, tail in cases:
@@ -476,7 +487,7 @@ def test_core_150_contiguity_comes_first() -> None:
         fold_surface([event(0, TS()), event(2, TE())])
     assert str(caught.value) == "session event seq 2 is not contiguous; expected 1"
     missing = {"type": "turn/end", "time": 0, "data": {}}
-    with pytest.raises(SurfaceError, match="^session event seq undefined is not"):
+    with pytest.raises(SurfaceError, match=r"^session event seq undefined is not"):
         fold_surface([missing])
 
 
@@ -487,7 +498,7 @@ def test_core_150_strict_fold_reports_marker_errors_as_surface_errors() -> None:
         'session event "user/message" is surface-eligible and requires a surfaceOp '
         "marker"
     )
-    with pytest.raises(SurfaceError, match="cannot carry surfaceOp$"):
+    with pytest.raises(SurfaceError, match=r"cannot carry surfaceOp$"):
         fold_surface([event(0, ("turn/start", {}, "append", None))])
 
 
@@ -495,7 +506,9 @@ def test_core_150_strict_fold_reports_marker_errors_as_surface_errors() -> None:
 
 
 def test_digest_compares_json_values() -> None:
-    assert data_digest({"a": 1, "b": [1.0, None]}) == data_digest({"b": [1, None], "a": 1})
+    assert data_digest({"a": 1, "b": [1.0, None]}) == data_digest(
+        {"b": [1, None], "a": 1}
+    )
     assert data_digest(True) != data_digest(1)
     assert data_digest("1") != data_digest(1)
     assert data_digest([["a"], "b"]) != data_digest([["a", "b"]])
@@ -539,7 +552,9 @@ def surface_logs(draw: st.DrawFn) -> list[Envelope]:
     results: dict[int, Any] = {}
     for _ in range(draw(st.integers(0, 40))):
         seq = len(events)
-        choice = draw(st.sampled_from(["append", "result", "log", "replace", "rewrite"]))
+        choice = draw(
+            st.sampled_from(["append", "result", "log", "replace", "rewrite"])
+        )
         if choice == "log" or (choice in ("replace", "rewrite") and not current):
             events.append(event(seq, TS()))
             continue
@@ -554,7 +569,9 @@ def surface_logs(draw: st.DrawFn) -> list[Envelope]:
         elif choice == "rewrite" and results:
             target = draw(st.sampled_from(sorted(results)))
             data = {**results.pop(target), "content": [text(str(seq))]}
-            events.append(event(seq, ("tool/result", data, replace(target, target), [target])))
+            events.append(
+                event(seq, ("tool/result", data, replace(target, target), [target]))
+            )
             current[current.index(target)] = seq
             results[seq] = data
         else:
@@ -586,6 +603,8 @@ def test_snapshot_round_trip_keeps_decisions(events: list[Envelope]) -> None:
     seq = len(events)
     for target in surface.seqs:
         if events[target]["type"] == "tool/result":
-            item = rewrite(target, target, [target], callId=events[target]["data"]["callId"])
+            item = rewrite(
+                target, target, [target], callId=events[target]["data"]["callId"]
+            )
             surface.check(event(seq, item))
             restored.check(event(seq, item))

@@ -97,7 +97,7 @@ def decode_notification(
     """
     try:
         value = decode_state(mapper, notification.state)
-    except Exception:  # noqa: BLE001 - any decoding failure means "skip this row"
+    except Exception:
         log.warning("views skip undecodable notification %s", notification.id)
         return None
     if type(value) is not dict:
@@ -196,7 +196,7 @@ def row_values(row: Any) -> tuple[Any, ...]:
 
 def _number(value: object) -> Number | None:
     if type(value) is int or (type(value) is float and math.isfinite(value)):
-        return cast(Number, value)
+        return cast("Number", value)
     return None
 
 
@@ -454,7 +454,7 @@ def view_classes_for(factory: object) -> ViewClasses:
     for cls in type(factory).__mro__:
         module = VIEW_MODULES.get(cls.__module__)
         if module is not None:
-            return cast(ViewClasses, import_module(module).VIEW_CLASSES)
+            return cast("ViewClasses", import_module(module).VIEW_CLASSES)
     msg = f"agentlog has no views for {type(factory).__qualname__}"
     raise TypeError(msg)
 
@@ -479,13 +479,13 @@ class SessionViews:
         self._app = weakref.ref(app)
         factory = app.factory
         self.listing = ListingProjection(
-            cast(ListingView, factory.tracking_recorder(classes.listing))
+            cast("ListingView", factory.tracking_recorder(classes.listing))
         )
         self.titles = TitleProjection(
-            cast(TitleView, factory.tracking_recorder(classes.titles))
+            cast("TitleView", factory.tracking_recorder(classes.titles))
         )
         self.lineage = LineageProjection(
-            cast(LineageView, factory.tracking_recorder(classes.lineage))
+            cast("LineageView", factory.tracking_recorder(classes.lineage))
         )
         self.projections: tuple[SessionProjection[Any], ...] = (
             self.listing,

@@ -15,15 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler
-from pydantic import model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 from pydantic.alias_generators import to_camel
-
-from domain.errors import SessionQueryError
-from domain.json import copy_json, dumps, js_number, loads
-from domain.lineage import IndexedCorpus, LineageTrace, trace_lineage
-from domain.surface import SurfaceFold, fold_surface
-from domain.title import TitleSnapshot, fold_session_title
 
 from application.projections import (
     HEADER_TYPE,
@@ -34,6 +32,11 @@ from application.projections import (
     views_of,
 )
 from application.store_reader import PersistenceReader, StoreReader
+from domain.errors import SessionQueryError
+from domain.json import copy_json, dumps, js_number, loads
+from domain.lineage import IndexedCorpus, LineageTrace, trace_lineage
+from domain.surface import SurfaceFold, fold_surface
+from domain.title import TitleSnapshot, fold_session_title
 
 if TYPE_CHECKING:
     from application.sessions import SessionHandle, Sessions
@@ -344,7 +347,7 @@ class SessionQuery:
         app: Sessions,
         *,
         read_window_max: object = DEFAULT_READ_WINDOW_MAX,
-        persistence: PersistenceReader | None | object = _DEFAULT,
+        persistence: PersistenceReader | object | None = _DEFAULT,
     ) -> None:
         if type(read_window_max) is not int or read_window_max < 0:
             raise _error(

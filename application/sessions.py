@@ -360,7 +360,9 @@ class Sessions(Application[str]):
         aggregate.clock = self.clock
         return aggregate
 
-    def _project_checked(self, aggregate: Session | None, events: Any) -> Session | None:
+    def _project_checked(
+        self, aggregate: Session | None, events: Any
+    ) -> Session | None:
         return project_session(aggregate, _refusing_legacy(events))
 
     # ----------------------------------------------------------------- flush
@@ -403,7 +405,7 @@ class Sessions(Application[str]):
         with contextlib.suppress(IntegrityError):
             self.snapshots.put([SessionSnapshot.take(aggregate)])
 
-    def close(self, handle: SessionHandle | None = None) -> None:  # type: ignore[override]
+    def close(self, handle: SessionHandle | None = None) -> None:
         """Flush and detach one handle; without one, flush everything and shut down."""
         if handle is not None:
             if not handle.stale:
@@ -571,8 +573,8 @@ class Sessions(Application[str]):
         new events. Every call returns fresh copies equal to a fold from scratch.
         """
         live = self._live.get(session_id)
-        aggregate = live.aggregate if live is not None else self.load_aggregate(
-            session_id
+        aggregate = (
+            live.aggregate if live is not None else self.load_aggregate(session_id)
         )
         if aggregate.corruption is not None:
             raise aggregate.corruption
@@ -600,7 +602,9 @@ class Sessions(Application[str]):
         while end > 0 and len(found) < count:
             begin = max(0, end - window)
             chunk = nodes[begin:end]
-            self._fill(session_id, aggregate, [s for s in chunk if s not in cache], cache)
+            self._fill(
+                session_id, aggregate, [s for s in chunk if s not in cache], cache
+            )
             messages = [m for s in chunk if (m := cache[s]) is not None]
             found[:0] = messages
             end = begin
@@ -630,9 +634,7 @@ class Sessions(Application[str]):
             else:
                 cache[seq] = derive_message(event.envelope)
         for first, last in _runs(sorted(stored)):
-            rows = self.recorder.select_events(
-                session_id, gt=first + 1, lte=last + 2
-            )
+            rows = self.recorder.select_events(session_id, gt=first + 1, lte=last + 2)
             for row in rows:
                 seq = row.originator_version - 2
                 if seq in wanted:
@@ -655,7 +657,9 @@ def _refusing_legacy(events: Iterable[Any]) -> Iterator[Any]:
     for event in events:
         if isinstance(event, SessionEvent):
             envelope = event.envelope
-            check_legacy(event.originator_id, envelope["type"], envelope["data"], event.seq)
+            check_legacy(
+                event.originator_id, envelope["type"], envelope["data"], event.seq
+            )
         yield event
 
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from application.projections import HEADER_TYPE, ListingRow, Number, decode_state
+from application.sessions import check_format_version
 from domain.errors import CorruptSessionLogError, SessionNotFoundError
 from domain.title import TitleSnapshot, fold_session_title
 from domain.vocabulary import check_legacy
-
-from application.projections import HEADER_TYPE, ListingRow, Number, decode_state
-from application.sessions import check_format_version
 
 if TYPE_CHECKING:
     from eventsourcing.application import Application

@@ -6,10 +6,13 @@ be cut is a domain rule: the boundary must be an existing ``turn/end``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from domain.errors import SessionForkError
 from domain.json import js_number
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 MAX_SAFE_INTEGER = 2**53 - 1
 
@@ -57,8 +60,10 @@ def _safe_non_negative_int(session_id: str, boundary: object) -> int:
     elif type(boundary) is float and boundary.is_integer():
         ok, value = True, int(boundary)
     if not ok or value < 0 or value > MAX_SAFE_INTEGER:
-        rendered = js_number(boundary) if isinstance(boundary, (int, float)) else repr(
-            boundary
+        rendered = (
+            js_number(boundary)
+            if isinstance(boundary, (int, float))
+            else repr(boundary)
         )
         raise SessionForkError(
             f'fork boundary for session "{session_id}" must be a non-negative safe '

@@ -43,7 +43,9 @@ SESSION_FORMAT_VERSION = 0
 Clock = Callable[[], int]
 """Returns the wall clock in epoch milliseconds."""
 
-ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp"})
+ENVELOPE_KEYS = frozenset(
+    {"type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp"}
+)
 
 
 def now_ms() -> int:
@@ -73,7 +75,10 @@ def make_header(
         raise SessionError("session createdAt must be an integer (epoch ms)")
     if parent_session is not None and type(parent_session) is not str:
         raise SessionError("session parentSession must be a string")
-    for name, value in (("seedLength", seed_length), ("delegationDepth", delegation_depth)):
+    for name, value in (
+        ("seedLength", seed_length),
+        ("delegationDepth", delegation_depth),
+    ):
         if value is not None and (type(value) is not int or value < 0):
             raise SessionError(f"session {name} must be a non-negative integer")
     header: dict[str, Any] = {
@@ -140,7 +145,7 @@ class SessionSnapshot(CanSnapshotAggregate[str]):
         self.state = state
 
     @property
-    def timestamp(self) -> datetime:  # type: ignore[override]
+    def timestamp(self) -> datetime:
         ms = self.state.get("lastTime") or 0
         return datetime.fromtimestamp(ms / 1000, tz=UTC)
 
@@ -219,7 +224,7 @@ class Session(BaseAggregate[str]):
                 "session metadata must be losslessly JSON-serializable"
             ) from None
         created = SessionCreated(session_id, header)
-        session = created.mutate(None)
+        session = cls.from_header(session_id, header)
         session.invariants = invariants
         session.clock = clock
         session.pending_events.append(created)
@@ -418,9 +423,7 @@ class Session(BaseAggregate[str]):
         return session
 
 
-def project_session(
-    aggregate: Session | None, events: Any
-) -> Session | None:
+def project_session(aggregate: Session | None, events: Any) -> Session | None:
     """A plain-loop projector: the library's default checks a Protocol per event."""
     for event in events:
         if aggregate is None:

@@ -32,8 +32,8 @@ _TYPE_CODES: Final = {
     "steering/message": "s",
 }
 _TOOL_RESULT: Final = _TYPE_CODES["tool/result"]
-_DIGEST_BYTES: Final = 12
-_DIGEST_CHARS: Final = 16  # base64 of 12 bytes, no padding
+_DIGEST_BYTES: Final = 9  # 72 bits: a check against accidental edits
+_DIGEST_CHARS: Final = 12  # base64 of 9 bytes, no padding
 
 CURRENT: Final = "current"
 SHADOWED: Final = "shadowed"
@@ -363,17 +363,16 @@ class Surface:
     @classmethod
     def from_state(cls, state: Json) -> Surface:
         """Rebuild a surface from :meth:`to_state` output."""
+        msg = "surface snapshot state is malformed"
         try:
             seqs = list(accumulate(state["seqs"]))
             types: str = state["types"]
             digests: str = state["digests"]
             generation: int = state["generation"]
-        except (KeyError, TypeError) as error:
-            msg = "surface snapshot state is malformed"
+            results = types.count(_TOOL_RESULT)
+        except (KeyError, TypeError, AttributeError) as error:
             raise SurfaceError(msg) from error
-        results = types.count(_TOOL_RESULT)
         if len(types) != len(seqs) or len(digests) != results * _DIGEST_CHARS:
-            msg = "surface snapshot state is malformed"
             raise SurfaceError(msg)
         surface = cls()
         surface._seqs = seqs

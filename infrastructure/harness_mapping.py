@@ -73,10 +73,12 @@ class EventMapper:
         self.unknown: dict[str, int] = {}
 
     def run(self) -> list[Envelope]:
+        """The mapped events, one per input event, same seqs."""
         mapped = [
             self._map(index, event) if isinstance(event, dict) else event
             for index, event in enumerate(self.events)
         ]
+        self._note_outside_turns(mapped)
         if self.unknown:
             kinds = ", ".join(
                 f"{kind} x{count}" for kind, count in self.unknown.items()
@@ -87,25 +89,45 @@ class EventMapper:
             )
         return mapped
 
+    def _note_outside_turns(self, events: list[Envelope]) -> None:
+        """The harness logs inbox splices and markers between turns; we do not."""
+        open_turn = False
+        for event in events:
+            kind = event.get("type") if isinstance(event, dict) else None
+            if kind == "turn/start":
+                open_turn = True
+            elif kind == "turn/end":
+                open_turn = False
+            elif not open_turn:
+                self.report.note(
+                    f"{kind} sits outside any turn (a strict import refuses this)",
+                    event.get("seq") if isinstance(event, dict) else None,
+                )
+
     def _map(self, index: int, event: Envelope) -> Envelope:
         out = self._envelope(event)
         kind = out.get("type")
         data = out.get("data")
-        if not isinstance(data, dict):
-            return out
-        seq = out.get("seq")
         handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
-        if handler is not None:
-            handler(self, index, seq, out, data)
+        if handler is None:
+            if kind not in _SEED_ERA_TYPES:
+                self._keep_unknown(out)
+        elif isinstance(data, dict):
+            handler(self, index, out.get("seq"), out, data)
         elif kind not in _SEED_ERA_TYPES:
-            self.unknown[str(kind)] = self.unknown.get(str(kind), 0) + 1
-            for marker in ("surfaceOp", "sourceEventSeqs"):
-                if marker in out and kind not in _SURFACE_TYPES:
-                    del out[marker]
-                    self.report.note(
-                        f"{kind}: dropped {marker} (not a surface type)", seq
-                    )
+            self._keep_unknown(out)
         return out
+
+    def _keep_unknown(self, out: Envelope) -> None:
+        """A type we do not define stays verbatim, log-only (no surface markers)."""
+        kind = str(out.get("type"))
+        self.unknown[kind] = self.unknown.get(kind, 0) + 1
+        for marker in ("surfaceOp", "sourceEventSeqs"):
+            if marker in out:
+                del out[marker]
+                self.report.note(
+                    f"{kind}: dropped {marker} (not a surface type)", out.get("seq")
+                )
 
     def _envelope(self, event: Envelope) -> Envelope:
         out: Envelope = {key: event[key] for key in _ENVELOPE_KEYS if key in event}
@@ -301,7 +323,7 @@ class EventMapper:
     ) -> None:
         message = data.get("message")
         if not isinstance(message, dict):
-            self.unknown["system/message"] = self.unknown.get("system/message", 0) + 1
+            self._keep_unknown(out)
             return
         new = {"content": message.get("content"), "source": message.get("source")}
         self._message_rest(new, message, "system", seq)
@@ -351,7 +373,7 @@ class EventMapper:
         if exact:
             out["type"] = "compact/" + name
             return
-        self.unknown[kind] = self.unknown.get(kind, 0) + 1
+        self._keep_unknown(out)
         self.report.note(f"{kind} does not match compact/{name}; kept verbatim", seq)
 
     def _request_header(

@@ -80,7 +80,9 @@ class SessionMapper(Mapper[str]):
             if self.compressor:
                 state = self.compressor.decompress(state)
         except Exception as error:
-            raise corrupt(stored_event, f"cannot decode stored bytes: {error}") from error
+            raise corrupt(
+                stored_event, f"cannot decode stored bytes: {error}"
+            ) from error
         return state
 
     def decode_json(self, stored_event: StoredEvent, plain: bytes) -> Any:

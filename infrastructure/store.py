@@ -100,8 +100,8 @@ def ensure_postgres_schema(config: StoreConfig) -> None:
     """Create the URL's schema if missing (the library expects it to exist)."""
     if config.schema is None:
         return
-    import psycopg  # noqa: PLC0415 - only needed for PostgreSQL stores
-    from psycopg import sql  # noqa: PLC0415
+    import psycopg
+    from psycopg import sql
 
     env = config.env
     try:
@@ -128,7 +128,7 @@ def open_sessions(
     url: str | None = None, *, invariants: bool = True, **env: str
 ) -> Sessions:
     """A ``Sessions`` application on the store a URL names."""
-    from application.sessions import Sessions  # noqa: PLC0415 - avoid an import cycle
+    from application.sessions import Sessions
 
     config = parse_store_url(store_url_from_environment(url))
     ensure_postgres_schema(config)

@@ -65,8 +65,14 @@ def _rm(db: Path) -> None:
 def probe(cls: type[BenchSystem], _job: dict[str, Any]) -> dict[str, Any]:
     """Can this system run here, and which versions are installed?"""
     reason = cls.unavailable_reason()
-    versions = cls.versions() if reason is None else {}
-    return {"available": reason is None, "reason": reason, "versions": versions}
+    return {
+        "available": reason is None,
+        "reason": reason,
+        "versions": cls.versions() if reason is None else {},
+        "label": cls.label,
+        "features": sorted(cls.features),
+        "quadratic_writes": bool(getattr(cls, "quadratic_writes", False)),
+    }
 
 
 def write_run(

@@ -105,7 +105,13 @@ def Acall(call_id: str, turn: int = 1, step: int = 1) -> Append:
 def C(call_id: str, turn: int = 1, step: int = 1) -> Append:
     return Append(
         "tool/call",
-        {"turn": turn, "step": step, "callId": call_id, "name": "bash", "arguments": "{}"},
+        {
+            "turn": turn,
+            "step": step,
+            "callId": call_id,
+            "name": "bash",
+            "arguments": "{}",
+        },
     )
 
 
@@ -136,7 +142,11 @@ def Rep(start: int, end: int, sources: Any, value: str = "summary") -> Append:
 def chunk(turn: int = 1, step: int = 1, delta: str = "x") -> Append:
     return Append(
         "assistant/chunk",
-        {"turn": turn, "step": step, "chunk": {"type": "text-delta", "index": 0, "text": delta}},
+        {
+            "turn": turn,
+            "step": step,
+            "chunk": {"type": "text-delta", "index": 0, "text": delta},
+        },
     )
 
 
@@ -173,7 +183,7 @@ class Scenario:
         command_fn = command.to if isinstance(command, Append) else command
         try:
             self.result = command_fn(self.session)
-        except Exception as error:  # noqa: BLE001 - the scenario checks it
+        except Exception as error:
             self.error = error
             assert self.session.seq == before, "a rejected command recorded events"
             assert self.session.decision_state() == state_before, (

@@ -74,7 +74,9 @@ def test_core_004_non_json_values_are_rejected(value: object) -> None:
 
 
 def test_core_005_a_non_str_key_anywhere_is_rejected() -> None:
-    Scenario().when(user_with({"deep": [{1: "a"}]})).then_error(NonJsonDataError, NON_JSON)
+    Scenario().when(user_with({"deep": [{1: "a"}]})).then_error(
+        NonJsonDataError, NON_JSON
+    )
 
 
 def test_core_006_a_callable_at_depth_3_is_rejected() -> None:
@@ -98,7 +100,12 @@ def test_core_008_shared_aliases_are_accepted() -> None:
 
 
 def test_core_009_nested_json_negative_zero_and_big_ints_are_accepted() -> None:
-    value = {"extra": [1, 2, [3, {"a": None, "b": True}]], "z": -0.0, "f": 1.5, "n": 2**70}
+    value = {
+        "extra": [1, 2, [3, {"a": None, "b": True}]],
+        "z": -0.0,
+        "f": 1.5,
+        "n": 2**70,
+    }
     scenario = Scenario().when(user_with(value))
     assert scenario.result["data"]["extra"] == value
     assert scenario.result["data"]["extra"]["n"] == 2**70
@@ -118,7 +125,9 @@ def test_core_011_caller_mutation_after_append_never_reaches_the_log() -> None:
     scenario = Scenario().when(Append("user/message", data, surface_op="append"))
     data["content"][0]["text"] = "changed"  # type: ignore[index]
     data["added"] = True
-    assert scenario.session.pending_events[-1].envelope["data"]["content"][0]["text"] == (  # type: ignore[attr-defined]
+    assert scenario.session.pending_events[-1].envelope["data"]["content"][0][
+        "text"
+    ] == (  # type: ignore[attr-defined]
         "original"
     )
     assert "added" not in scenario.result["data"]
@@ -169,7 +178,9 @@ def test_core_015_every_turn_end_reason_is_stored_verbatim(reason: Any) -> None:
     assert replayed.session.seq == 2
 
 
-def test_core_016_returned_event_equals_the_log_and_has_no_markers_when_log_only() -> None:
+def test_core_016_returned_event_equals_the_log_and_has_no_markers_when_log_only() -> (
+    None
+):
     scenario = Scenario().when(TS(1))
     assert scenario.result == scenario.new[0]
     assert "surfaceOp" not in scenario.result
@@ -211,14 +222,17 @@ def test_core_020_the_json_rule_is_checked_before_the_marker() -> None:
 def test_core_021_future_provenance_is_rejected_at_append() -> None:
     # session-core §0.1(c): stricter than the seed, which recorded [3, 5, 7] verbatim.
     Scenario().when(A("x").with_intent("append", [3, 5, 7])).then_error(
-        SurfaceError, "sourceEventSeqs must reference earlier events: 3 >= current seq 0"
+        SurfaceError,
+        "sourceEventSeqs must reference earlier events: 3 >= current seq 0",
     )
 
 
 def test_core_022_caller_mutation_of_provenance_never_reaches_the_log() -> None:
     # Valid references (our rule needs earlier seqs), then mutate the caller's list.
     sources = [0, 1]
-    scenario = Scenario().given(U("a"), U("b")).when(A("x").with_intent("append", sources))
+    scenario = (
+        Scenario().given(U("a"), U("b")).when(A("x").with_intent("append", sources))
+    )
     sources.append(99)
     sources[0] = 42
     assert scenario.new[0]["sourceEventSeqs"] == [0, 1]
@@ -273,5 +287,6 @@ def test_core_026_empty_provenance_only_on_assistant_messages() -> None:
         SurfaceError, "sourceEventSeqs must not contain duplicates"
     )
     Scenario().when(A("x").with_intent("append", [0])).then_error(
-        SurfaceError, "sourceEventSeqs must reference earlier events: 0 >= current seq 0"
+        SurfaceError,
+        "sourceEventSeqs must reference earlier events: 0 >= current seq 0",
     )

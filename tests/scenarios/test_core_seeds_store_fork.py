@@ -138,7 +138,9 @@ def test_core_071_an_empty_seed_records_nothing() -> None:
 
 def test_core_072_an_invalid_replace_in_a_seed_is_rejected_at_seeding() -> None:
     # session-core §0.1: the seed accepted it and failed on the first read.
-    with raises_exactly(SurfaceError, "surface replace: start seq 5 not found in surface"):
+    with raises_exactly(
+        SurfaceError, "surface replace: start seq 5 not found in surface"
+    ):
         bare(seed_of(U("a"), Rep(5, 0, [0])))
 
 
@@ -215,7 +217,9 @@ def test_core_080_created_at_and_seed_length_are_kept(make_app: MakeApp) -> None
     assert handle.header["seedLength"] == 5
 
 
-def test_core_081_observers_see_creation_once_and_each_append(make_app: MakeApp) -> None:
+def test_core_081_observers_see_creation_once_and_each_append(
+    make_app: MakeApp,
+) -> None:
     app = make_app(invariants=False)
     created: list[SessionHandle] = []
     appended: list[tuple[str, int]] = []
@@ -229,7 +233,9 @@ def test_core_081_observers_see_creation_once_and_each_append(make_app: MakeApp)
     assert appended == [(handle.id, 1)]
 
 
-def test_core_082_a_raising_observer_propagates_after_recording(make_app: MakeApp) -> None:
+def test_core_082_a_raising_observer_propagates_after_recording(
+    make_app: MakeApp,
+) -> None:
     app = make_app(invariants=False)
     later: list[Any] = []
 
@@ -302,7 +308,9 @@ def test_core_087_a_session_seeded_with_another_derives_the_same(
     app = make_app(invariants=False)
     source = app.create_session()
     for append in (TS(1), U("hi"), SS(1, 1), A("hello"), SE(1, 1), TE(1)):
-        source.append(append.type, append.data, append.surface_op, append.source_event_seqs)
+        source.append(
+            append.type, append.data, append.surface_op, append.source_event_seqs
+        )
     copy = app.create_session(session_id="fork", seed=source.events)
     assert app.messages(copy.id) == app.messages(source.id)
     assert derive_messages(copy.events) == app.messages(source.id)
@@ -313,7 +321,9 @@ def test_core_087_a_session_seeded_with_another_derives_the_same(
 
 def add(handle: SessionHandle, *appends: Append) -> None:
     for append in appends:
-        handle.append(append.type, append.data, append.surface_op, append.source_event_seqs)
+        handle.append(
+            append.type, append.data, append.surface_op, append.source_event_seqs
+        )
 
 
 def test_core_088_forking_an_empty_source(make_app: MakeApp) -> None:
@@ -353,7 +363,9 @@ def test_core_090_a_fork_at_an_earlier_boundary(make_app: MakeApp) -> None:
     "reason",
     ["completed", "aborted", "error", "disposed", "max-tokens", "interrupted"],
 )
-def test_core_091_any_turn_end_reason_is_a_boundary(make_app: MakeApp, reason: str) -> None:
+def test_core_091_any_turn_end_reason_is_a_boundary(
+    make_app: MakeApp, reason: str
+) -> None:
     app = make_app(invariants=False)
     source = app.create_session(session_id="src")
     data: dict[str, Any] = {"kind": reason}
@@ -398,7 +410,8 @@ def test_core_094_a_boundary_past_the_end(make_app: MakeApp) -> None:
     source = app.create_session(session_id="parent")
     add(source, TS(1), U("x"), TE(1))
     with raises_exactly(
-        SessionForkError, 'fork boundary 3 does not exist in session "parent" (last seq: 2)'
+        SessionForkError,
+        'fork boundary 3 does not exist in session "parent" (last seq: 2)',
     ):
         app.fork("parent", boundary=3)
 
@@ -454,7 +467,8 @@ def test_core_098_the_default_boundary_is_the_last_event(make_app: MakeApp) -> N
     source = app.create_session(session_id="src")
     add(source, TS(1), TE(1), Append("todo/write", {"todos": []}))
     with raises_exactly(
-        SessionForkError, 'fork boundary 2 in session "src" must be turn/end, got todo/write'
+        SessionForkError,
+        'fork boundary 2 in session "src" must be turn/end, got todo/write',
     ) as caught:
         app.fork("src")
     assert caught.value.code == "OPEN_TURN"

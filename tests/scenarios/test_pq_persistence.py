@@ -66,8 +66,12 @@ def test_pq_003_079_a_second_writer_at_taken_seqs_conflicts(make_app: MakeApp) -
     first.flush(handle)
     other = second.get_session("s")
     mine = first.get_session("s")
-    mine.append("turn/start", {"turn": 2, "trigger": {"kind": "message", "source": USER}})
-    other.append("turn/start", {"turn": 2, "trigger": {"kind": "message", "source": USER}})
+    mine.append(
+        "turn/start", {"turn": 2, "trigger": {"kind": "message", "source": USER}}
+    )
+    other.append(
+        "turn/start", {"turn": 2, "trigger": {"kind": "message", "source": USER}}
+    )
     first.flush(mine)
     with pytest.raises(SessionConflictError) as caught:
         second.flush(other)
@@ -83,7 +87,9 @@ def test_pq_005_non_json_data_materialises_nothing(make_app: MakeApp) -> None:
     app = make_app()
     handle = app.create_session(session_id="bad")
     with pytest.raises(NonJsonDataError, match="non-JSON-serializable"):
-        handle.append("turn/start", {"turn": 1, "trigger": {"kind": "message"}, "x": {1}})
+        handle.append(
+            "turn/start", {"turn": 1, "trigger": {"kind": "message"}, "x": {1}}
+        )
     app.flush(handle)
     assert not app.is_stored("bad")
 
@@ -180,7 +186,9 @@ def test_pq_015_a_second_application_continues_a_stored_log(make_app: MakeApp) -
     app.flush(handle)
     other = make_app()
     resumed = other.get_session("s")
-    resumed.append("turn/start", {"turn": 2, "trigger": {"kind": "message", "source": USER}})
+    resumed.append(
+        "turn/start", {"turn": 2, "trigger": {"kind": "message", "source": USER}}
+    )
     resumed.append("turn/end", {"turn": 2, "reason": {"kind": "completed"}})
     other.flush(resumed)
     assert [e["seq"] for e in make_app().read_events("s")] == list(range(8))
@@ -193,7 +201,10 @@ def test_pq_017_interleaved_sessions_stay_apart(make_app: MakeApp) -> None:
         append_all(a, [event_a])
         event_b = {**event_b}
         if event_b["type"] == "user/message":
-            event_b["data"] = {"content": [{"type": "text", "text": "bee"}], "source": USER}
+            event_b["data"] = {
+                "content": [{"type": "text", "text": "bee"}],
+                "source": USER,
+            }
         append_all(b, [event_b])
     app.flush(a)
     app.flush(b)
@@ -230,7 +241,9 @@ def test_pq_018_023_024_an_open_turn_is_repaired_once_on_take_over(
     assert [e["seq"] for e in events] == list(range(10))
     assert events[-1]["data"]["reason"] == {"kind": "interrupted"}
     assert {e["time"] for e in events[-2:]} == {2001}
-    handle.append("turn/start", {"turn": 3, "trigger": {"kind": "message", "source": USER}})
+    handle.append(
+        "turn/start", {"turn": 3, "trigger": {"kind": "message", "source": USER}}
+    )
     handle.append("turn/end", {"turn": 3, "reason": {"kind": "completed"}})
     taker.flush(handle)
     reloaded = make_app()
@@ -248,8 +261,18 @@ def test_pq_019_020_021_pending_calls_get_synthetic_results(make_app: MakeApp) -
             "turn": 1,
             "step": 1,
             "content": [
-                {"type": "tool-call", "id": "call-x", "name": "bash", "arguments": "{}"},
-                {"type": "tool-call", "id": "call-y", "name": "bash", "arguments": "{}"},
+                {
+                    "type": "tool-call",
+                    "id": "call-x",
+                    "name": "bash",
+                    "arguments": "{}",
+                },
+                {
+                    "type": "tool-call",
+                    "id": "call-y",
+                    "name": "bash",
+                    "arguments": "{}",
+                },
             ],
         },
         "surfaceOp": "append",
@@ -258,9 +281,17 @@ def test_pq_019_020_021_pending_calls_get_synthetic_results(make_app: MakeApp) -
         "type": "tool/call",
         "seq": 3,
         "time": 6,
-        "data": {"turn": 1, "step": 1, "callId": "call-x", "name": "bash", "arguments": "{}"},
+        "data": {
+            "turn": 1,
+            "step": 1,
+            "callId": "call-x",
+            "name": "bash",
+            "arguments": "{}",
+        },
     }
-    raw_write(app, header("calls"), [turn1()[0], turn1()[2] | {"seq": 1}, calls, tool_call])
+    raw_write(
+        app, header("calls"), [turn1()[0], turn1()[2] | {"seq": 1}, calls, tool_call]
+    )
     make_app().get_session("calls")
     events = make_app().read_events("calls")
     results = [e for e in events if e["type"] == "tool/result"]
@@ -268,9 +299,15 @@ def test_pq_019_020_021_pending_calls_get_synthetic_results(make_app: MakeApp) -
     assert results[0]["sourceEventSeqs"] == [3]
     assert "sourceEventSeqs" not in results[1]
     assert results[0]["data"]["content"] == [
-        {"type": "text", "text": "Tool call interrupted by a crash; no result was recorded."}
+        {
+            "type": "text",
+            "text": "Tool call interrupted by a crash; no result was recorded.",
+        }
     ]
-    assert results[0]["data"]["error"] == {"name": "InterruptedError", "code": "interrupted"}
+    assert results[0]["data"]["error"] == {
+        "name": "InterruptedError",
+        "code": "interrupted",
+    }
     assert [e["type"] for e in events[-2:]] == ["step/end", "turn/end"]
 
 

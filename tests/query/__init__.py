@@ -1,0 +1,1 @@
+"""Read side: titles, lineage, projections and the session query service."""

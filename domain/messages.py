@@ -15,7 +15,7 @@ from domain.surface import Surface, fold_step, fold_surface
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-Message: TypeAlias = dict[str, Any]
+DerivedMessage: TypeAlias = dict[str, Any]
 
 # context/message and steering/message render inside an envelope naming the source.
 _ENVELOPE_TAGS: Final = {"context/message": "context", "steering/message": "steering"}
@@ -25,7 +25,7 @@ def _text(text: str) -> Json:
     return {"type": "text", "text": text}
 
 
-def derive_message(event: Envelope) -> Message | None:
+def derive_message(event: Envelope) -> DerivedMessage | None:
     """The message one surface event contributes, or ``None``.
 
     An ``assistant/message`` with empty content contributes nothing (it only hosts
@@ -63,9 +63,9 @@ def derive_message(event: Envelope) -> Message | None:
     return None
 
 
-def derive_messages(events: Sequence[Envelope]) -> list[Message]:
+def derive_messages(events: Sequence[Envelope]) -> list[DerivedMessage]:
     """Strictly fold ``events`` and map the surface to messages (fresh copies)."""
-    messages: list[Message] = []
+    messages: list[DerivedMessage] = []
     for seq in fold_surface(events).nodes:
         message = derive_message(events[seq])
         if message is not None:
@@ -73,7 +73,7 @@ def derive_messages(events: Sequence[Envelope]) -> list[Message]:
     return messages
 
 
-def _copy_message(message: Message) -> Message:
+def _copy_message(message: DerivedMessage) -> DerivedMessage:
     return {"role": message["role"], "content": copy_json(message["content"])}
 
 
@@ -90,7 +90,7 @@ class MessageCache:
 
     def __init__(self) -> None:
         self._surface = Surface()
-        self._by_seq: dict[int, Message] = {}
+        self._by_seq: dict[int, DerivedMessage] = {}
         self._next_seq = 0
 
     @property
@@ -117,7 +117,7 @@ class MessageCache:
 
     update = extend
 
-    def messages(self) -> list[Message]:
+    def messages(self) -> list[DerivedMessage]:
         """Fresh copies of the current messages, equal to :func:`derive_messages`."""
         by_seq = self._by_seq
         return [_copy_message(by_seq[seq]) for seq in self._surface if seq in by_seq]

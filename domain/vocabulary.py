@@ -7,6 +7,7 @@ the caller's validated JSON copy, never a model dump, so logs stay verbatim.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeAlias
 
@@ -16,6 +17,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    JsonValue,
     Tag,
     ValidationError,
 )
@@ -192,31 +194,96 @@ class _Model(BaseModel):
 _UNKNOWN: Final = "unknown"
 
 
-def _open_union(key: str, known: frozenset[str], what: str) -> Discriminator:
-    """Route on ``key``: a known value to its model, any other string to the fallback.
+@dataclass(frozen=True)
+class _OpenSet:
+    """A merge-extensible set of kinds tagged by ``key`` (session-core §1.4).
 
-    A value that is not an object with a string ``key`` fails with one clear error
-    instead of one error per variant.
+    Known kinds route to their own model, so a malformed known kind is an error;
+    any other string routes to the fallback model, so newer producers pass.
     """
 
-    def tag(value: Any) -> str | None:
-        if type(value) is dict:
-            kind = value.get(key)
-        elif isinstance(value, BaseModel):
-            kind = getattr(value, key, None)
-        else:
-            return None
-        if type(kind) is not str:
-            return None
-        return kind if kind in known else _UNKNOWN
+    key: str
+    known: frozenset[str]
+    what: str
 
-    return Discriminator(
-        tag,
-        custom_error_type=f"invalid_{what.replace(' ', '_')}",
-        custom_error_message=(
-            f'Input should be a {what}: an object with a string "{key}"'
-        ),
-    )
+    def discriminator(self) -> Discriminator:
+        """The union's router; a value that is not an object with a string tag
+        fails with one clear error instead of one error per variant."""
+        key, known = self.key, self.known
+
+        def tag(value: Any) -> str | None:
+            if type(value) is dict:
+                kind = value.get(key)
+            elif isinstance(value, BaseModel):
+                kind = getattr(value, key, None)
+            else:
+                return None
+            if type(kind) is not str:
+                return None
+            return kind if kind in known else _UNKNOWN
+
+        return Discriminator(
+            tag,
+            custom_error_type=f"invalid_{self.what.replace(' ', '_')}",
+            custom_error_message=(
+                f'Input should be a {self.what}: an object with a string "{key}"'
+            ),
+        )
+
+    def other_kind(self) -> Any:
+        """The fallback's tag field: any string but a known kind, which keeps the
+        JSON schema's ``oneOf`` exact (a known kind matches only its own model)."""
+        kinds: list[JsonValue] = [*sorted(self.known)]
+        return Field(json_schema_extra={"not": {"enum": kinds}})
+
+
+_BLOCK_KINDS: Final = _OpenSet(
+    "type",
+    frozenset({"text", "reasoning", "tool-call", "tool-result"}),
+    "content block",
+)
+_SOURCE_KINDS: Final = _OpenSet("kind", frozenset({"user", "plugin"}), "message source")
+_FINISH_KINDS: Final = _OpenSet(
+    "kind",
+    frozenset({"stop", "tool-calls", "max-tokens", "aborted", "error"}),
+    "finish reason",
+)
+_CHUNK_KINDS: Final = _OpenSet(
+    "type",
+    frozenset(
+        {
+            "block-start",
+            "text-delta",
+            "reasoning-delta",
+            "tool-call-delta",
+            "block-end",
+            "usage",
+            "finish",
+        }
+    ),
+    "stream chunk",
+)
+_TRIGGER_KINDS: Final = _OpenSet(
+    "kind", frozenset({"message", "injection"}), "turn trigger"
+)
+_END_KINDS: Final = _OpenSet(
+    "kind",
+    frozenset(
+        {
+            "completed",
+            "aborted",
+            "error",
+            "disposed",
+            "max-tokens",
+            "rejected",
+            "interrupted",
+        }
+    ),
+    "turn end reason",
+)
+_TITLE_SOURCE_KINDS: Final = _OpenSet(
+    "kind", frozenset({"fallback", "provider"}), "title source"
+)
 
 
 # --------------------------------------------------------------------------------------
@@ -251,7 +318,7 @@ class ToolResultBlock(_Model):
 class UnknownBlock(_Model):
     """A block type this version does not know; kept as written."""
 
-    type: str
+    type: Annotated[str, _BLOCK_KINDS.other_kind()]
 
 
 ContentBlock: TypeAlias = Annotated[
@@ -260,11 +327,7 @@ ContentBlock: TypeAlias = Annotated[
     | Annotated[ToolCallBlock, Tag("tool-call")]
     | Annotated[ToolResultBlock, Tag("tool-result")]
     | Annotated[UnknownBlock, Tag(_UNKNOWN)],
-    _open_union(
-        "type",
-        frozenset({"text", "reasoning", "tool-call", "tool-result"}),
-        "content block",
-    ),
+    _BLOCK_KINDS.discriminator(),
 ]
 ToolResultBlock.model_rebuild()
 
@@ -279,14 +342,14 @@ class PluginSource(_Model):
 
 
 class UnknownSource(_Model):
-    kind: str
+    kind: Annotated[str, _SOURCE_KINDS.other_kind()]
 
 
 MessageSource: TypeAlias = Annotated[
     Annotated[UserSource, Tag("user")]
     | Annotated[PluginSource, Tag("plugin")]
     | Annotated[UnknownSource, Tag(_UNKNOWN)],
-    _open_union("kind", frozenset({"user", "plugin"}), "message source"),
+    _SOURCE_KINDS.discriminator(),
 ]
 
 
@@ -323,7 +386,7 @@ class ErrorFinish(_Model):
 
 
 class UnknownFinish(_Model):
-    kind: str
+    kind: Annotated[str, _FINISH_KINDS.other_kind()]
 
 
 FinishReason: TypeAlias = Annotated[
@@ -333,11 +396,7 @@ FinishReason: TypeAlias = Annotated[
     | Annotated[AbortedFinish, Tag("aborted")]
     | Annotated[ErrorFinish, Tag("error")]
     | Annotated[UnknownFinish, Tag(_UNKNOWN)],
-    _open_union(
-        "kind",
-        frozenset({"stop", "tool-calls", "max-tokens", "aborted", "error"}),
-        "finish reason",
-    ),
+    _FINISH_KINDS.discriminator(),
 ]
 
 
@@ -384,7 +443,7 @@ class FinishChunk(_Model):
 
 
 class UnknownChunk(_Model):
-    type: str
+    type: Annotated[str, _CHUNK_KINDS.other_kind()]
 
 
 StreamChunk: TypeAlias = Annotated[
@@ -396,21 +455,7 @@ StreamChunk: TypeAlias = Annotated[
     | Annotated[UsageChunk, Tag("usage")]
     | Annotated[FinishChunk, Tag("finish")]
     | Annotated[UnknownChunk, Tag(_UNKNOWN)],
-    _open_union(
-        "type",
-        frozenset(
-            {
-                "block-start",
-                "text-delta",
-                "reasoning-delta",
-                "tool-call-delta",
-                "block-end",
-                "usage",
-                "finish",
-            }
-        ),
-        "stream chunk",
-    ),
+    _CHUNK_KINDS.discriminator(),
 ]
 
 
@@ -434,14 +479,14 @@ class InjectionTrigger(_Model):
 
 
 class UnknownTrigger(_Model):
-    kind: str
+    kind: Annotated[str, _TRIGGER_KINDS.other_kind()]
 
 
 TurnTrigger: TypeAlias = Annotated[
     Annotated[MessageTrigger, Tag("message")]
     | Annotated[InjectionTrigger, Tag("injection")]
     | Annotated[UnknownTrigger, Tag(_UNKNOWN)],
-    _open_union("kind", frozenset({"message", "injection"}), "turn trigger"),
+    _TRIGGER_KINDS.discriminator(),
 ]
 
 
@@ -481,7 +526,7 @@ class InterruptedEnd(_Model):
 
 
 class UnknownEnd(_Model):
-    kind: str
+    kind: Annotated[str, _END_KINDS.other_kind()]
 
 
 TurnEndReason: TypeAlias = Annotated[
@@ -493,21 +538,7 @@ TurnEndReason: TypeAlias = Annotated[
     | Annotated[RejectedEnd, Tag("rejected")]
     | Annotated[InterruptedEnd, Tag("interrupted")]
     | Annotated[UnknownEnd, Tag(_UNKNOWN)],
-    _open_union(
-        "kind",
-        frozenset(
-            {
-                "completed",
-                "aborted",
-                "error",
-                "disposed",
-                "max-tokens",
-                "rejected",
-                "interrupted",
-            }
-        ),
-        "turn end reason",
-    ),
+    _END_KINDS.discriminator(),
 ]
 
 
@@ -677,14 +708,14 @@ class ProviderTitleSource(_Model):
 
 
 class UnknownTitleSource(_Model):
-    kind: str
+    kind: Annotated[str, _TITLE_SOURCE_KINDS.other_kind()]
 
 
 TitleSource: TypeAlias = Annotated[
     Annotated[FallbackTitleSource, Tag("fallback")]
     | Annotated[ProviderTitleSource, Tag("provider")]
     | Annotated[UnknownTitleSource, Tag(_UNKNOWN)],
-    _open_union("kind", frozenset({"fallback", "provider"}), "title source"),
+    _TITLE_SOURCE_KINDS.discriminator(),
 ]
 
 

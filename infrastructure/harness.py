@@ -97,7 +97,7 @@ def decode_harness_log(
     absolute). The report names every row that is not an exact translation.
     """
     checked = check_substitutions(substitutions)
-    text = read_log_text(data, session_id=source)
+    text = read_log_text(data, session_id=source, require_depth=False)
     raw_header = parse_header(text.lines[0], session_id=source, require_depth=False)
     raw_header = apply_substitutions(raw_header, checked)
     expander = _RowExpander(checked)

@@ -80,17 +80,20 @@ def corrupt(message: str, session_id: str, seq: int | None = None) -> NoReturn:
     raise CorruptSessionLogError(message, session_id=session_id, seq=seq)
 
 
-def read_log_text(data: bytes, *, session_id: str) -> LogText:
+def read_log_text(
+    data: bytes, *, session_id: str, require_depth: bool = True
+) -> LogText:
     """Split a plain or Zstandard log into complete lines (magic bytes decide).
 
     A final line without a newline is a torn write and is ignored. ``session_id``
-    names the input in errors (the header, which holds the real id, is unread yet).
+    names the input in errors (the header, which holds the real id, is unread yet);
+    ``require_depth`` is passed to :func:`parse_header` for a header-less file.
     """
     if zstd_frames.is_zstd(data):
         return _read_zstd_text(data, session_id=session_id)
     body, newline, fragment = data.rpartition(b"\n")
     if not newline:
-        _refuse_headerless(fragment, session_id=session_id)
+        _refuse_headerless(fragment, session_id, require_depth=require_depth)
     lines = body.split(b"\n")
     if not lines[0].strip():
         corrupt(EMPTY_LOG, session_id)
@@ -102,10 +105,12 @@ def read_log_text(data: bytes, *, session_id: str) -> LogText:
     return LogText(lines, strict_lines=0, compressed=False, report=report)
 
 
-def _refuse_headerless(fragment: bytes, *, session_id: str) -> None:
+def _refuse_headerless(
+    fragment: bytes, session_id: str, *, require_depth: bool
+) -> NoReturn:
     """A file without one complete line: name what is wrong with its first line."""
     if fragment.strip():
-        parse_header(fragment, session_id=session_id, require_depth=False)
+        parse_header(fragment, session_id=session_id, require_depth=require_depth)
     corrupt(EMPTY_LOG, session_id)
 
 

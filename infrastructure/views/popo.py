@@ -55,7 +55,9 @@ class POPOView(POPOTrackingRecorder, View[TRow], Generic[TRow]):
         with self._database_lock:
             return self._max_tracking_ids[self.tracking_key(application_name)]
 
-    def save(self, keys: Collection[str], merge: Merge[TRow], tracking: Tracking) -> bool:
+    def save(
+        self, keys: Collection[str], merge: Merge[TRow], tracking: Tracking
+    ) -> bool:
         with self._database_lock:
             done = self.max_tracking_id(tracking.application_name)
             if done is not None and done >= tracking.notification_id:

@@ -122,7 +122,9 @@ class PostgresView(PostgresTrackingRecorder, View[TRow], Generic[TRow]):
         rows = self._fetch(curs, sql, (list(keys),))
         return {row.session_id: row for row in rows}  # type: ignore[attr-defined]
 
-    def save(self, keys: Collection[str], merge: Merge[TRow], tracking: Tracking) -> bool:
+    def save(
+        self, keys: Collection[str], merge: Merge[TRow], tracking: Tracking
+    ) -> bool:
         try:
             with self.datastore.transaction(commit=True) as curs:
                 # Tracking first: the row lock serialises concurrent writers of
@@ -190,7 +192,9 @@ class PostgresListingView(PostgresView[ListingRow], ListingView):
         sql = SQL("SELECT header FROM {0} WHERE header IS NOT NULL").format(self._table)
         with self.datastore.transaction(commit=False) as curs:
             curs.execute(sql)
-            return [decode_column("json", record["header"]) for record in curs.fetchall()]
+            return [
+                decode_column("json", record["header"]) for record in curs.fetchall()
+            ]
 
 
 class PostgresTitleView(PostgresView[TitleRow], TitleView):

@@ -112,7 +112,9 @@ class SQLiteView(SQLiteTrackingRecorder, View[TRow], Generic[TRow]):
                 found[row.session_id] = row  # type: ignore[attr-defined]
         return found
 
-    def save(self, keys: Collection[str], merge: Merge[TRow], tracking: Tracking) -> bool:
+    def save(
+        self, keys: Collection[str], merge: Merge[TRow], tracking: Tracking
+    ) -> bool:
         try:
             with self.datastore.transaction(commit=True) as c:
                 self._insert_tracking(c, tracking)

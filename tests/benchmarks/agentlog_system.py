@@ -71,6 +71,11 @@ class AgentlogSystem(BenchSystem):
 
         return {name: version(name) for name in ("eventsourcing", "pydantic")}
 
+    @classmethod
+    def preload(cls) -> None:
+        """Import the application package outside the timers."""
+        _application()
+
     def _sessions(self) -> Any:
         if self._app is None:
             self._app = _application().Sessions(

@@ -89,6 +89,10 @@ class BenchSystem(ABC):
         """Package versions worth printing in the report."""
         return {}
 
+    @classmethod
+    def preload(cls) -> None:
+        """Import what the operations need, so no timer includes module imports."""
+
     @abstractmethod
     def write(self, conversation: Conversation, flush: Flush) -> dict[str, Any]:
         """Store a whole conversation; return extra facts for its SessionRef."""

@@ -109,6 +109,14 @@ class LangGraphSystem(BenchSystem):
         )
         return {name: version(name) for name in names}
 
+    @classmethod
+    def preload(cls) -> None:
+        """Import LangGraph and LangChain outside the timers."""
+        import langchain_core.messages  # noqa: F401, PLC0415
+        import langgraph.checkpoint.sqlite  # noqa: F401, PLC0415
+        import langgraph.graph  # noqa: F401, PLC0415
+        import langgraph.graph.message  # noqa: F401, PLC0415
+
     def _compiled(self) -> Any:
         if self._graph is None:
             from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: PLC0415

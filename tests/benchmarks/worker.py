@@ -197,6 +197,8 @@ def main(argv: list[str]) -> int:
     out = Path(job["out"])
     try:
         cls = system_class(job["system"])
+        if job["op"] != "probe":
+            cls.preload()
         result = {"ok": True, **OPS[job["op"]](cls, job)}
     except Exception as error:  # noqa: BLE001 - reported per cell, the run goes on
         result = {

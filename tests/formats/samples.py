@@ -1,0 +1,84 @@
+"""Logs for the codec tests: the spec's ``turn1``, fixture paths, substitutions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from domain.json import dumps
+
+FIXTURES = Path("/work/shared/fixtures")
+SEED_ERA = sorted((FIXTURES / "seed-era").glob("*.jsonl"))
+HARNESS_HEAD = sorted((FIXTURES / "harness-head").glob("*.jsonl"))
+CWD = "/srv/agentlog fixtures/ü"
+SUBSTITUTIONS = {"cwd": CWD, "sessionId": "imported-session"}
+
+HEADER: dict[str, Any] = {
+    "version": 0,
+    "id": "s1",
+    "createdAt": 1000,
+    "cwd": "/srv/app",
+}
+
+
+def text(value: str) -> list[dict[str, str]]:
+    return [{"type": "text", "text": value}]
+
+
+def turn1(start_time: int = 1000) -> list[dict[str, Any]]:
+    """The balanced 6-event log of persistence-query §5 (seqs 0-5)."""
+    user = {"kind": "user"}
+    events: list[dict[str, Any]] = [
+        {
+            "type": "turn/start",
+            "data": {"turn": 1, "trigger": {"kind": "message", "source": user}},
+        },
+        {
+            "type": "user/message",
+            "data": {"content": text("hi"), "source": user},
+            "surfaceOp": "append",
+        },
+        {"type": "step/start", "data": {"turn": 1, "step": 1}},
+        {
+            "type": "assistant/message",
+            "data": {"turn": 1, "step": 1, "content": text("hello")},
+            "surfaceOp": "append",
+        },
+        {"type": "step/end", "data": {"turn": 1, "step": 1}},
+        {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "completed"}}},
+    ]
+    return [envelope(seq, event, start_time + seq) for seq, event in enumerate(events)]
+
+
+def envelope(seq: int, event: dict[str, Any], time: int) -> dict[str, Any]:
+    """An event in the key order ``append`` writes: type, seq, time, data, markers."""
+    out = {"type": event["type"], "seq": seq, "time": time, "data": event["data"]}
+    out.update({k: v for k, v in event.items() if k not in out})
+    return out
+
+
+def event(seq: int, kind: str, data: Any, time: int = 5) -> dict[str, Any]:
+    return {"type": kind, "seq": seq, "time": time, "data": data}
+
+
+def header_line(**fields: Any) -> bytes:
+    return dumps(
+        {"type": "session", "version": 0, "id": "s1", "createdAt": 1, **fields}
+    )
+
+
+def lines(*rows: bytes | dict[str, Any]) -> bytes:
+    """A log body: each row (bytes as they are, dicts as compact JSON) plus a newline."""
+    return b"".join(
+        (row if isinstance(row, bytes) else dumps(row)) + b"\n" for row in rows
+    )
+
+
+def substituted(path: Path) -> bytes:
+    """A fixture with ``{{cwd}}``/``{{sessionId}}`` replaced inside its JSON strings."""
+    data = path.read_bytes()
+    for name, value in SUBSTITUTIONS.items():
+        escaped = json.dumps(value, ensure_ascii=False)[1:-1].encode()
+        data = data.replace(b"{{" + name.encode() + b"}}", escaped)
+    return data

@@ -1,0 +1,102 @@
+"""Loading a long session reads only its tail; reading messages decodes only the
+surface; every read equals a fold from scratch. Shown by counting, not by timing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from application import Sessions
+from domain.messages import derive_messages
+from tests.scenarios.harness import SE, SS, TE, TS, A, Append, U, chunk
+
+MakeApp = Callable[..., Sessions]
+
+
+def add(handle: Any, *appends: Append) -> None:
+    for a in appends:
+        handle.append(a.type, a.data, a.surface_op, a.source_event_seqs)
+
+
+def long_session(app: Sessions, turns: int, session_id: str = "long") -> Any:
+    handle = app.create_session(session_id=session_id)
+    for turn in range(1, turns + 1):
+        add(handle, TS(turn), U(f"question {turn}"), SS(turn, 1))
+        add(handle, *[chunk(turn, 1) for _ in range(5)])
+        add(handle, A(f"answer {turn}", turn, 1), SE(turn, 1), TE(turn))
+        app.flush(handle)
+    return handle
+
+
+class CountingMapper:
+    """Counts how many stored events the mapper decodes."""
+
+    def __init__(self, app: Sessions) -> None:
+        self.count = 0
+        mapper: Any = app.mapper
+        original = mapper.to_domain_event
+
+        def counting(stored: Any) -> Any:
+            self.count += 1
+            return original(stored)
+
+        mapper.to_domain_event = counting
+
+
+def test_loading_reads_the_latest_snapshot_and_only_the_tail(make_app: MakeApp) -> None:
+    writer = make_app(AGENTLOG_SNAPSHOT_INTERVAL="100")
+    handle = long_session(writer, turns=100)  # 1,100 events
+    assert handle.seq == 1100
+    reader = make_app(AGENTLOG_SNAPSHOT_INTERVAL="100")
+    counter = CountingMapper(reader)
+    aggregate = reader.load_aggregate("long")
+    assert aggregate.seq == 1100
+    # one snapshot plus at most one interval of events
+    assert counter.count <= 1 + 100
+    assert aggregate.surface.seqs == handle.aggregate.surface.seqs
+    assert aggregate.decision_state() == handle.aggregate.decision_state()
+
+
+def test_cold_messages_decode_only_surface_events(make_app: MakeApp) -> None:
+    writer = make_app(AGENTLOG_SNAPSHOT_INTERVAL="100")
+    long_session(writer, turns=50)  # 550 events, 100 on the surface
+    reader = make_app(AGENTLOG_SNAPSHOT_INTERVAL="100")
+    counter = CountingMapper(reader)
+    messages = reader.messages("long")
+    assert len(messages) == 100
+    assert counter.count <= 1 + 100 + 100  # snapshot, tail, surface events
+    assert messages == derive_messages(reader.read_events("long"))
+    counter.count = 0
+    assert reader.messages("long", last=4) == messages[-4:]
+    assert counter.count <= 1 + 100  # the aggregate again; messages are cached
+
+
+@pytest.mark.parametrize("last", [0, 1, 3, 99, 100, 500])
+def test_last_messages_equal_the_tail_of_all(make_app: MakeApp, last: int) -> None:
+    app = make_app()
+    long_session(app, turns=50)
+    fresh = make_app()
+    everything = derive_messages(fresh.read_events("long"))
+    assert fresh.messages("long", last=last) == (everything[-last:] if last else [])
+
+
+def test_messages_of_a_live_session_include_unflushed_events(make_app: MakeApp) -> None:
+    app = make_app()
+    handle = long_session(app, turns=3)
+    add(handle, TS(4), U("pending question"))
+    messages = app.messages("long")
+    assert messages[-1]["content"][0]["text"] == "pending question"
+    assert messages == derive_messages(handle.events)
+
+
+def test_returned_messages_are_fresh_copies(make_app: MakeApp) -> None:
+    app = make_app()
+    long_session(app, turns=2)
+    first = app.messages("long")
+    first[0]["content"][0]["text"] = "mutated"
+    first.clear()
+    again = app.messages("long")
+    assert again[0]["content"][0]["text"] == "question 1"

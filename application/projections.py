@@ -1,69 +1,51 @@
-"""Materialised read models of the session log: the listing, titles and lineage.
+"""The projections of the session log into views, and the view interfaces.
 
 Each view is a table of rows keyed by session id, kept by a library
 :class:`~eventsourcing.projection.Projection`; a view change and its tracking
 position commit in one transaction, so every notification counts exactly once.
-SQLite cannot ``subscribe()``, so :class:`SessionViews` pulls the notification log
-(``catch_up``) before each read; on PostgreSQL a ``ProjectionRunner`` may instead
-run the same projections in a worker process. The backend view classes live in
-``infrastructure.views``; the merge rules live here, once.
+The row folds live in ``view_rows``; the backend classes in
+``infrastructure.views``; the pull loop that drives them in ``catch_up``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-import math
-import threading
-import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
-from importlib import import_module
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
+from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from eventsourcing.persistence import IntegrityError, Tracking, TrackingRecorder
+from eventsourcing.persistence import Tracking, TrackingRecorder
 from eventsourcing.projection import Projection
 
+from application.view_rows import (
+    HEADER_TYPE,
+    LineageRow,
+    ListingRow,
+    Number,
+    ProjectedEvent,
+    TitleRow,
+    fold_listing,
+    lineage_row,
+    title_row,
+)
 from domain.events import SessionEvent
 from domain.json import loads
 from domain.session import SessionCreated
-from domain.title import TITLE_EVENT, is_eligible_message, message_text, normalize_title
+from domain.title import TITLE_EVENT
 
 if TYPE_CHECKING:
-    from eventsourcing.application import Application
     from eventsourcing.persistence import Mapper, Notification
-
-    from domain.json import Envelope
 
 log = logging.getLogger(__name__)
 
-HEADER_TYPE = "session"
-"""The stored topic (and ``type``) of the created event that carries the header."""
-FIRST_PROMPT_MAX_BYTES = 1000
 VIEW_TRACKING_TABLE = "agentlog_view_tracking"
 """PostgreSQL: one tracking table for every view, however the view was built."""
-
-Number = int | float
 TRow = TypeVar("TRow")
 Merge = Callable[[dict[str, TRow]], list[TRow]]
 """Given the current rows of the keys (mutable), return the rows to write."""
 
 
 # ------------------------------------------------------------------- events
-
-
-@dataclass(frozen=True, slots=True)
-class ProjectedEvent:
-    """One stored log line as the projections see it (``type`` is the wire type)."""
-
-    session_id: str
-    type: str
-    envelope: dict[str, Any]
-
-    @property
-    def header(self) -> dict[str, Any]:
-        return {k: v for k, v in self.envelope.items() if k != "type"}
 
 
 def projected_event(event: object) -> ProjectedEvent | None:
@@ -111,184 +93,6 @@ def decode_notification(
     return ProjectedEvent(session_id, event_type, value)
 
 
-# --------------------------------------------------------------------- rows
-
-COLUMN_KINDS = ("text", "int", "number", "json")
-
-
-@dataclass(frozen=True, slots=True)
-class ListingRow:
-    """One session in the listing: header fields and what the log says so far."""
-
-    session_id: str
-    header: dict[str, Any] | None = None
-    created_at: Number | None = None
-    parent_session: str | None = None
-    cwd: str | None = None
-    event_count: int = 0
-    updated_at: Number | None = None
-    first_prompt: str | None = None
-    first_prompt_seq: int | None = None
-    title: str | None = None
-    title_seq: int | None = None
-
-    KINDS: ClassVar[Mapping[str, str]] = {
-        "session_id": "text",
-        "header": "json",
-        "created_at": "number",
-        "parent_session": "text",
-        "cwd": "text",
-        "event_count": "int",
-        "updated_at": "number",
-        "first_prompt": "text",
-        "first_prompt_seq": "int",
-        "title": "text",
-        "title_seq": "int",
-    }
-
-
-@dataclass(frozen=True, slots=True)
-class TitleRow:
-    """The latest ``session/title`` event of a session (latest seq wins)."""
-
-    session_id: str
-    seq: int
-    time: Number
-    data: Any
-
-    KINDS: ClassVar[Mapping[str, str]] = {
-        "session_id": "text",
-        "seq": "int",
-        "time": "number",
-        "data": "json",
-    }
-
-    def event(self) -> Envelope:
-        return {"type": TITLE_EVENT, "seq": self.seq, "time": self.time, "data": self.data}
-
-
-@dataclass(frozen=True, slots=True)
-class LineageRow:
-    """A session's parent link (parent -> children is the indexed direction)."""
-
-    session_id: str
-    parent_session: str | None
-    created_at: Number | None
-    header: dict[str, Any]
-
-    KINDS: ClassVar[Mapping[str, str]] = {
-        "session_id": "text",
-        "parent_session": "text",
-        "created_at": "number",
-        "header": "json",
-    }
-
-
-def columns(row_type: type[Any]) -> list[tuple[str, str]]:
-    """``(name, kind)`` per column, in field order (the row's constructor order)."""
-    kinds: Mapping[str, str] = row_type.KINDS
-    return [(f.name, kinds[f.name]) for f in dataclasses.fields(row_type)]
-
-
-def row_values(row: Any) -> tuple[Any, ...]:
-    return tuple(getattr(row, f.name) for f in dataclasses.fields(row))
-
-
-def _number(value: object) -> Number | None:
-    if type(value) is int or (type(value) is float and math.isfinite(value)):
-        return cast("Number", value)
-    return None
-
-
-def _text(value: object) -> str | None:
-    return value if type(value) is str else None
-
-
-# ---------------------------------------------------------------- row folds
-
-
-def listing_created(row: ListingRow | None, event: ProjectedEvent) -> ListingRow:
-    header = event.header
-    row = row or ListingRow(event.session_id)
-    created_at = _number(header.get("createdAt"))
-    return dataclasses.replace(
-        row,
-        header=header,
-        created_at=created_at,
-        parent_session=_text(header.get("parentSession")),
-        cwd=_text(header.get("cwd")),
-        updated_at=row.updated_at if row.updated_at is not None else created_at,
-    )
-
-
-def listing_event(row: ListingRow | None, event: ProjectedEvent) -> ListingRow:
-    """Any log event: the count and the updated time move forward."""
-    row = row or ListingRow(event.session_id)
-    seq, time = event.envelope.get("seq"), _number(event.envelope.get("time"))
-    count = max(row.event_count, seq + 1) if type(seq) is int else row.event_count
-    updated = row.updated_at
-    if time is not None and (updated is None or time > updated):
-        updated = time
-    if count == row.event_count and updated == row.updated_at:
-        return row
-    return dataclasses.replace(row, event_count=count, updated_at=updated)
-
-
-def listing_user_message(row: ListingRow | None, event: ProjectedEvent) -> ListingRow:
-    row = listing_event(row, event)
-    seq = event.envelope.get("seq")
-    if (
-        type(seq) is int
-        and (row.first_prompt_seq is None or seq < row.first_prompt_seq)
-        and is_eligible_message(event.envelope)
-    ):
-        prompt = normalize_title(message_text(event.envelope), FIRST_PROMPT_MAX_BYTES)
-        row = dataclasses.replace(row, first_prompt=prompt, first_prompt_seq=seq)
-    return row
-
-
-def listing_title(row: ListingRow | None, event: ProjectedEvent) -> ListingRow:
-    row = listing_event(row, event)
-    seq, data = event.envelope.get("seq"), event.envelope.get("data")
-    title = data.get("title") if isinstance(data, Mapping) else None
-    if type(seq) is int and type(title) is str and (
-        row.title_seq is None or seq > row.title_seq
-    ):
-        row = dataclasses.replace(row, title=title, title_seq=seq)
-    return row
-
-
-LISTING_HANDLERS: Mapping[
-    str, Callable[[ListingRow | None, ProjectedEvent], ListingRow]
-] = {
-    HEADER_TYPE: listing_created,
-    "user/message": listing_user_message,
-    TITLE_EVENT: listing_title,
-}
-
-
-def fold_listing(row: ListingRow | None, event: ProjectedEvent) -> ListingRow:
-    """The listing row after one more event (dispatch on the wire type)."""
-    return LISTING_HANDLERS.get(event.type, listing_event)(row, event)
-
-
-def title_row(row: TitleRow | None, event: ProjectedEvent) -> TitleRow | None:
-    seq, time = event.envelope.get("seq"), _number(event.envelope.get("time"))
-    if type(seq) is not int or time is None or (row is not None and row.seq >= seq):
-        return None
-    return TitleRow(event.session_id, seq, time, event.envelope.get("data"))
-
-
-def lineage_row(row: LineageRow | None, event: ProjectedEvent) -> LineageRow:
-    header = event.header
-    return LineageRow(
-        event.session_id,
-        _text(header.get("parentSession")),
-        _number(header.get("createdAt")),
-        header,
-    )
-
-
 # -------------------------------------------------------------------- views
 
 
@@ -311,7 +115,9 @@ class View(TrackingRecorder, ABC, Generic[TRow]):
         return f"{application_name}#{self.view_name}"
 
     @abstractmethod
-    def save(self, keys: Collection[str], merge: Merge[TRow], tracking: Tracking) -> bool:
+    def save(
+        self, keys: Collection[str], merge: Merge[TRow], tracking: Tracking
+    ) -> bool:
         """In one transaction: skip (False) if ``tracking`` is already recorded,
         else write ``merge(current rows of keys)`` and record ``tracking``."""
 
@@ -359,6 +165,14 @@ class LineageView(View[LineageRow], ABC):
     def select_children(self, parent_id: str) -> list[LineageRow]:
         """The sessions whose ``parentSession`` is ``parent_id``."""
 
+    @abstractmethod
+    def select_subtree(self, session_id: str) -> list[LineageRow]:
+        """Every stored descendant of ``session_id``, any depth, in one read."""
+
+    @abstractmethod
+    def select_ancestry(self, session_id: str) -> list[LineageRow]:
+        """The row of ``session_id`` and its stored ancestors, in one read."""
+
 
 # -------------------------------------------------------------- projections
 
@@ -379,7 +193,9 @@ class SessionProjection(Projection[TView], ABC, Generic[TView]):
         event = projected_event(domain_event)
         self.process_batch([] if event is None else [event], tracking)
 
-    def process_batch(self, events: Sequence[ProjectedEvent], tracking: Tracking) -> bool:
+    def process_batch(
+        self, events: Sequence[ProjectedEvent], tracking: Tracking
+    ) -> bool:
         """Apply events up to ``tracking``; False if that position was already done."""
         wanted = [event for event in events if self.relevant(event)]
 
@@ -427,154 +243,3 @@ class LineageProjection(SessionProjection[LineageView]):
 
     def fold(self, row: Any, event: ProjectedEvent) -> Any:
         return lineage_row(row, event)
-
-
-@dataclass(frozen=True, slots=True)
-class ViewClasses:
-    """One backend's view classes."""
-
-    listing: type[ListingView]
-    titles: type[TitleView]
-    lineage: type[LineageView]
-
-
-VIEW_MODULES: Mapping[str, str] = {
-    "eventsourcing.popo": "infrastructure.views.popo",
-    "eventsourcing.sqlite": "infrastructure.views.sqlite",
-    "eventsourcing.postgres": "infrastructure.views.postgres",
-}
-
-
-def view_classes_for(factory: object) -> ViewClasses:
-    """The view classes for a factory's backend, resolved by module name.
-
-    The application layer does not import the adapters; each adapter module
-    exports ``VIEW_CLASSES``.
-    """
-    for cls in type(factory).__mro__:
-        module = VIEW_MODULES.get(cls.__module__)
-        if module is not None:
-            return cast("ViewClasses", import_module(module).VIEW_CLASSES)
-    msg = f"agentlog has no views for {type(factory).__qualname__}"
-    raise TypeError(msg)
-
-
-# ----------------------------------------------------------------- catch-up
-
-
-class SessionViews:
-    """The three views of one application, pulled up to date on demand.
-
-    ``catch_up()`` reads the notification log after the lowest view position and
-    feeds each projection the part it has not seen, a page per transaction. A
-    read calls it first, so a caller always reads its own flushed writes.
-    """
-
-    PAGE_SIZE = 1000
-
-    def __init__(
-        self, app: Application[Any], *, classes: ViewClasses | None = None
-    ) -> None:
-        classes = classes or view_classes_for(app.factory)
-        self._app = weakref.ref(app)
-        factory = app.factory
-        self.listing = ListingProjection(
-            cast("ListingView", factory.tracking_recorder(classes.listing))
-        )
-        self.titles = TitleProjection(
-            cast("TitleView", factory.tracking_recorder(classes.titles))
-        )
-        self.lineage = LineageProjection(
-            cast("LineageView", factory.tracking_recorder(classes.lineage))
-        )
-        self.projections: tuple[SessionProjection[Any], ...] = (
-            self.listing,
-            self.titles,
-            self.lineage,
-        )
-        self._positions: dict[SessionProjection[Any], int] = {}
-        self._lock = threading.RLock()
-        self.processed = 0
-        """Notifications read by ``catch_up`` in this process (for tests and stats)."""
-
-    @property
-    def app(self) -> Application[Any]:
-        app = self._app()
-        if app is None:
-            msg = "the application of these views has been garbage collected"
-            raise RuntimeError(msg)
-        return app
-
-    def catch_up(self) -> int:
-        """Bring every view up to the log's last notification; returns rows read."""
-        app = self.app
-        with self._lock:
-            top = app.recorder.max_notification_id() or 0
-            if self._positions and min(self._positions.values()) >= top:
-                return 0
-            positions = {p: self._position(p) for p in self.projections}
-            read = 0
-            while (start := min(positions.values())) < top:
-                page = app.recorder.select_notifications(
-                    start, self.PAGE_SIZE, stop=top, inclusive_of_start=False
-                )
-                if not page:
-                    break
-                read += len(page)
-                decoded = [(n.id, decode_notification(app.mapper, n)) for n in page]
-                last = page[-1].id
-                for projection in self.projections:
-                    if positions[projection] >= last:
-                        continue
-                    events = [
-                        event
-                        for number, event in decoded
-                        if number > positions[projection] and event is not None
-                    ]
-                    positions[projection] = self._process(projection, events, last)
-            self._positions = positions
-            self.processed += read
-            return read
-
-    def _position(self, projection: SessionProjection[Any]) -> int:
-        return projection.view.max_tracking_id(self.app.name) or 0
-
-    def _process(
-        self, projection: SessionProjection[Any], events: list[ProjectedEvent], last: int
-    ) -> int:
-        tracking = Tracking(self.app.name, last)
-        try:
-            if projection.process_batch(events, tracking):
-                return last
-        except IntegrityError:
-            # Another process (a ProjectionRunner) recorded this position first;
-            # its transaction holds the same changes, ours rolled back.
-            pass
-        position = self._position(projection)
-        if position < last:
-            msg = f"view {projection.name} could not record position {last}"
-            raise IntegrityError(msg)
-        return position
-
-    def rebuild(self) -> int:
-        """Drop every view and fold the whole log again from position 0."""
-        with self._lock:
-            for projection in self.projections:
-                projection.view.clear(self.app.name)
-            self._positions = {}
-            return self.catch_up()
-
-
-_VIEWS: weakref.WeakKeyDictionary[Application[Any], SessionViews] = (
-    weakref.WeakKeyDictionary()
-)
-_VIEWS_LOCK = threading.Lock()
-
-
-def views_of(app: Application[Any]) -> SessionViews:
-    """The application's views, built once per application object and shared."""
-    with _VIEWS_LOCK:
-        views = _VIEWS.get(app)
-        if views is None:
-            views = _VIEWS[app] = SessionViews(app)
-        return views

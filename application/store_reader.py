@@ -19,6 +19,8 @@ from domain.title import TitleSnapshot, fold_session_title
 from domain.vocabulary import check_legacy
 
 if TYPE_CHECKING:
+    import builtins
+
     from eventsourcing.application import Application
     from eventsourcing.persistence import StoredEvent
 
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
     from domain.json import Envelope
 
 Header = Mapping[str, Any]
+Headers = list[dict[str, Any]]
+Log = tuple[dict[str, Any], list["Envelope"]]
 
 
 class PersistenceReader(Protocol):
@@ -48,16 +52,18 @@ class StoreReader:
 
     # ------------------------------------------------------------ the port
 
-    def list(self) -> list[dict[str, Any]]:
+    def list(self) -> Headers:
         self.catch_up()
         return self.views.listing.view.select_headers()
 
-    def load(self, session_id: str) -> tuple[dict[str, Any], list[Envelope]]:
+    def load(self, session_id: str) -> Log:
         return self._load(session_id, None, None)
 
     # ------------------------------------------------------- fast lookups
 
-    def lookup(self, session_id: str, *, catch_up: bool = True) -> dict[str, Any] | None:
+    def lookup(
+        self, session_id: str, *, catch_up: bool = True
+    ) -> dict[str, Any] | None:
         """The listed header of one id, or ``None`` (the view, not the log)."""
         row = self.row(session_id, catch_up=catch_up)
         return None if row is None else row.header
@@ -72,12 +78,22 @@ class StoreReader:
         found = self.views.listing.view.select_rows(session_ids)
         return {key: row for key, row in found.items() if row.header is not None}
 
-    def page(self, *, limit: int, after: tuple[Number, str] | None) -> list[ListingRow]:
+    def page(
+        self, *, limit: int, after: tuple[Number, str] | None
+    ) -> builtins.list[ListingRow]:
         return self.views.listing.view.select_page(limit=limit, after=after)
 
-    def children(self, session_id: str) -> list[dict[str, Any]]:
+    def children(self, session_id: str) -> Headers:
         """Headers of the sessions whose parent is ``session_id`` (lineage view)."""
-        return [row.header for row in self.views.lineage.view.select_children(session_id)]
+        return [
+            row.header for row in self.views.lineage.view.select_children(session_id)
+        ]
+
+    def lineage(self, session_id: str) -> tuple[Headers, Headers]:
+        """Stored headers of the ancestry and of the subtree of an id (two reads)."""
+        view = self.views.lineage.view
+        ancestry = [row.header for row in view.select_ancestry(session_id)]
+        return ancestry, [row.header for row in view.select_subtree(session_id)]
 
     def title(self, session_id: str) -> TitleSnapshot | None:
         """The latest title, from the titles view (equal to folding the log)."""
@@ -85,17 +101,13 @@ class StoreReader:
         row = self.views.titles.view.select_rows([session_id]).get(session_id)
         return None if row is None else fold_session_title([row.event()])
 
-    def load_range(
-        self, session_id: str, first: int, last: int
-    ) -> tuple[dict[str, Any], list[Envelope]]:
+    def load_range(self, session_id: str, first: int, last: int) -> Log:
         """The header and the stored events with seqs ``first..last`` only."""
         return self._load(session_id, first, last)
 
     # ------------------------------------------------------------ decoding
 
-    def _load(
-        self, session_id: str, first: int | None, last: int | None
-    ) -> tuple[dict[str, Any], list[Envelope]]:
+    def _load(self, session_id: str, first: int | None, last: int | None) -> Log:
         recorder = self.app.recorder
         head = recorder.select_events(session_id, lte=1, limit=1)
         if not head:

@@ -13,8 +13,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
-from pydantic import model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 from pydantic.alias_generators import to_camel
 
 from domain.errors import AgentlogError
@@ -27,7 +32,9 @@ _OSC = re.compile(r"(?:\x1b\]|\x9d)[\s\S]*?(?:\x07|\x1b\\|\Z)")
 _CSI = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]")
 _ESC_PAIR = re.compile(r"\x1b[@-_]")
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_INVISIBLE = re.compile(r"[\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]")
+_INVISIBLE = re.compile(
+    r"[\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]"
+)
 # After the controls are gone, Python's ``\s`` is JavaScript's ``\s``.
 _WHITESPACE = re.compile(r"\s+")
 
@@ -203,7 +210,7 @@ def title_from_event(event: Mapping[str, Any]) -> TitleSnapshot:
     if not isinstance(seqs, list) or any(type(seq) is not int for seq in seqs):
         raise _malformed(event, "messageSeqs must be an array of integers")
     seq, time = event.get("seq"), event.get("time")
-    if type(seq) is not int or type(time) not in (int, float):
+    if type(seq) is not int or not isinstance(time, int | float) or time is True:
         raise _malformed(event, "seq and time must be numbers")
     return TitleSnapshot(
         title=title,
@@ -236,7 +243,11 @@ class TitleConfig:
     KEYS = ("fallbackMaxWords", "fallbackMaxBytes", "maxTitleBytes")
 
     def __post_init__(self) -> None:
-        values = (self.fallback_max_words, self.fallback_max_bytes, self.max_title_bytes)
+        values = (
+            self.fallback_max_words,
+            self.fallback_max_bytes,
+            self.max_title_bytes,
+        )
         for key, value in zip(self.KEYS, values, strict=True):
             if type(value) is not int or value <= 0:
                 msg = f"session-title: {key} must be a positive integer"
@@ -275,4 +286,8 @@ def plan_fallback_title(
     )
     if not title:
         return None
-    return {"title": title, "messageSeqs": [first["seq"]], "source": {"kind": "fallback"}}
+    return {
+        "title": title,
+        "messageSeqs": [first["seq"]],
+        "source": {"kind": "fallback"},
+    }

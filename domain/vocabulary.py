@@ -207,8 +207,11 @@ class _OpenSet:
     what: str
 
     def discriminator(self) -> Discriminator:
-        """The union's router; a value that is not an object with a string tag
-        fails with one clear error instead of one error per variant."""
+        """The union's router.
+
+        A value that is not an object with a string tag fails with one clear error
+        instead of one error per variant.
+        """
         key, known = self.key, self.known
 
         def tag(value: Any) -> str | None:
@@ -231,8 +234,11 @@ class _OpenSet:
         )
 
     def other_kind(self) -> Any:
-        """The fallback's tag field: any string but a known kind, which keeps the
-        JSON schema's ``oneOf`` exact (a known kind matches only its own model)."""
+        """The fallback's tag field: any string but a known kind.
+
+        Only the JSON schema sees it; it keeps the schema's ``oneOf`` exact, so a
+        known kind matches its own model only, as in validation.
+        """
         kinds: list[JsonValue] = [*sorted(self.known)]
         return Field(json_schema_extra={"not": {"enum": kinds}})
 

@@ -55,6 +55,9 @@ _TEXT_ROW_KEYS: Final = frozenset({"turn", "step", "index", "dt", "texts"})
 _TOOL_ROW_KEYS: Final = frozenset({"turn", "step", "index", "dt", "id", "args"})
 _ROW_ENVELOPE_KEYS: Final = frozenset({"type", "seq0", "time0", "data"})
 _ENVELOPE_KEYS: Final = ("type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp")
+_WRAPPED_TYPES: Final = frozenset(
+    {"user/message", "assistant/message", "tool/result", "system/message"}
+)
 _HEADER_KEYS: Final = (
     "version",
     "id",
@@ -67,7 +70,12 @@ _HEADER_KEYS: Final = (
 
 
 def looks_like_harness_row(value: object) -> bool:
-    """Whether one parsed line has a shape only the harness's later writer produces."""
+    """Whether one parsed line has a shape only the harness's later writer produces.
+
+    Only shapes our application never stores count: packed rows, missing ``seq`` or
+    ``time``, envelope keys we do not write, ``turn/start`` without a trigger, a
+    message wrapper instead of ``content``, the later replace marker.
+    """
     if not isinstance(value, dict):
         return False
     kind = value.get("type")
@@ -77,12 +85,13 @@ def looks_like_harness_row(value: object) -> bool:
         return True
     data = value.get("data")
     surface_op = value.get("surfaceOp")
-    return (
-        (kind == "turn/start" and isinstance(data, dict) and "trigger" not in data)
-        or (isinstance(data, dict) and isinstance(data.get("message"), dict))
-        or (kind == "user/message" and isinstance(data, dict) and "role" in data)
-        or (isinstance(surface_op, dict) and "startSeq" in surface_op)
-        or (isinstance(kind, str) and kind.startswith("compaction/"))
+    if isinstance(surface_op, dict) and "startSeq" in surface_op:
+        return True
+    if not isinstance(data, dict):
+        return False
+    wrapped = isinstance(data.get("message"), dict) and "content" not in data
+    return (kind == "turn/start" and "trigger" not in data) or (
+        kind in _WRAPPED_TYPES and wrapped
     )
 
 

@@ -146,9 +146,10 @@ def detect_format(data: bytes) -> LogFormat:
     """Tell our JSONL from the original harness's later format by content.
 
     The harness's later logs have rows without ``seq``/``time``, packed chunk rows,
-    message-wrapped payloads, ``turn/start`` without a trigger and header keys we do
-    not write; any of these means ``"harness-head"``. Anything else, unreadable files
-    included, is ours (its reader then names the defect).
+    message-wrapped payloads, ``turn/start`` without a trigger, and headers without
+    ``delegationDepth`` or with ``origin``; any of these means ``"harness-head"``.
+    Anything else, unreadable files included, is ours (its reader then names the
+    defect).
     """
     text = zstd_frames.decompress_tolerant(data) if zstd_frames.is_zstd(data) else data
     lines = text.split(b"\n")
@@ -156,7 +157,7 @@ def detect_format(data: bytes) -> LogFormat:
     if (
         isinstance(header, dict)
         and header.get("type") == "session"
-        and ("delegationDepth" not in header or set(header) - {"type", *HEADER_KEYS})
+        and ("delegationDepth" not in header or "origin" in header)
     ):
         return "harness-head"
     for line in lines[1:]:

@@ -9,17 +9,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from eventsourcing.persistence import Tracking
 from eventsourcing.popo import POPOTrackingRecorder
 
-from application.projections import (
-    LineageRow,
-    LineageView,
-    ListingRow,
-    ListingView,
-    Number,
-    TitleRow,
-    TitleView,
-    View,
-    ViewClasses,
-)
+from application.catch_up import ViewClasses
+from application.projections import LineageView, ListingView, TitleView, View
+from application.view_rows import LineageRow, ListingRow, Number, TitleRow
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -141,6 +133,27 @@ class POPOLineageView(POPOView[LineageRow], LineageView):
                         index[row.parent_session].append(row)
                 self._children = dict(index)
             return list(self._children.get(parent_id, ()))
+
+    def select_subtree(self, session_id: str) -> list[LineageRow]:
+        found: list[LineageRow] = []
+        seen, pending = {session_id}, [session_id]
+        while pending:
+            for row in self.select_children(pending.pop()):
+                if row.session_id not in seen:
+                    seen.add(row.session_id)
+                    found.append(row)
+                    pending.append(row.session_id)
+        return found
+
+    def select_ancestry(self, session_id: str) -> list[LineageRow]:
+        found: list[LineageRow] = []
+        with self._database_lock:
+            row = self._rows.get(session_id)
+            while row is not None and row not in found:
+                found.append(row)
+                parent = row.parent_session
+                row = None if parent is None else self._rows.get(parent)
+        return found
 
 
 VIEW_CLASSES = ViewClasses(

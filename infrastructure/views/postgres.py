@@ -14,17 +14,19 @@ from eventsourcing.persistence import IntegrityError, Tracking
 from eventsourcing.postgres import PostgresTrackingRecorder
 from psycopg.sql import SQL, Composed, Identifier
 
+from application.catch_up import ViewClasses
 from application.projections import (
     VIEW_TRACKING_TABLE,
-    LineageRow,
     LineageView,
-    ListingRow,
     ListingView,
-    Number,
-    TitleRow,
     TitleView,
     View,
-    ViewClasses,
+)
+from application.view_rows import (
+    LineageRow,
+    ListingRow,
+    Number,
+    TitleRow,
     columns,
     row_values,
 )
@@ -60,7 +62,7 @@ class PostgresView(PostgresTrackingRecorder, View[TRow], Generic[TRow]):
         definitions = SQL(", ").join(
             SQL("{0} {1}{2}").format(
                 Identifier(name),
-                SQL(PG_TYPES[kind]),  # type: ignore[arg-type]
+                SQL(PG_TYPES[kind]),
                 SQL(" PRIMARY KEY" if i == 0 else ""),
             )
             for i, (name, kind) in enumerate(self._columns)
@@ -168,7 +170,8 @@ class PostgresListingView(PostgresView[ListingRow], ListingView):
     def index_statements(self) -> list[Composed]:
         return [
             SQL(
-                'CREATE INDEX IF NOT EXISTS {0} ON {1} (created_at DESC, session_id COLLATE "C")'
+                "CREATE INDEX IF NOT EXISTS {0} "
+                'ON {1} (created_at DESC, session_id COLLATE "C")'
             ).format(self._index_name("recent"), self._table)
         ]
 
@@ -215,6 +218,26 @@ class PostgresLineageView(PostgresView[LineageRow], LineageView):
         sql = self._select_sql + SQL("WHERE parent_session = %s")
         with self.datastore.transaction(commit=False) as curs:
             return self._fetch(curs, sql, (parent_id,))
+
+    # UNION (not UNION ALL) drops revisited ids, so a cycle ends the recursion.
+    def select_subtree(self, session_id: str) -> list[LineageRow]:
+        sql = SQL(
+            "WITH RECURSIVE below(id) AS (SELECT %s::text UNION "
+            "SELECT l.session_id FROM {0} l JOIN below ON l.parent_session = below.id) "
+            "{1}WHERE session_id IN (SELECT id FROM below) AND session_id != %s"
+        ).format(self._table, self._select_sql)
+        with self.datastore.transaction(commit=False) as curs:
+            return self._fetch(curs, sql, (session_id, session_id))
+
+    def select_ancestry(self, session_id: str) -> list[LineageRow]:
+        sql = SQL(
+            "WITH RECURSIVE above(id) AS (SELECT %s::text UNION "
+            "SELECT l.parent_session FROM {0} l JOIN above ON l.session_id = above.id "
+            "WHERE l.parent_session IS NOT NULL) "
+            "{1}WHERE session_id IN (SELECT id FROM above)"
+        ).format(self._table, self._select_sql)
+        with self.datastore.transaction(commit=False) as curs:
+            return self._fetch(curs, sql, (session_id,))
 
 
 VIEW_CLASSES = ViewClasses(

@@ -12,16 +12,13 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from eventsourcing.persistence import IntegrityError, Tracking
 from eventsourcing.sqlite import SQLiteCursor, SQLiteTrackingRecorder
 
-from application.projections import (
+from application.catch_up import ViewClasses
+from application.projections import LineageView, ListingView, TitleView, View
+from application.view_rows import (
     LineageRow,
-    LineageView,
     ListingRow,
-    ListingView,
     Number,
     TitleRow,
-    TitleView,
-    View,
-    ViewClasses,
     columns,
     row_values,
 )
@@ -192,6 +189,29 @@ class SQLiteLineageView(SQLiteView[LineageRow], LineageView):
         sql = self._select_sql + "WHERE parent_session = ?"
         with self.datastore.transaction(commit=False) as c:
             return self._fetch(c, sql, (parent_id,))
+
+    # UNION (not UNION ALL) drops revisited ids, so a cycle ends the recursion.
+    def select_subtree(self, session_id: str) -> list[LineageRow]:
+        sql = (
+            f"WITH RECURSIVE below(id) AS (SELECT ? UNION "
+            f"SELECT l.session_id FROM {self.table_name} l "
+            f"JOIN below ON l.parent_session = below.id) "
+            f"{self._select_sql}WHERE session_id IN (SELECT id FROM below) "
+            f"AND session_id != ?"
+        )
+        with self.datastore.transaction(commit=False) as c:
+            return self._fetch(c, sql, (session_id, session_id))
+
+    def select_ancestry(self, session_id: str) -> list[LineageRow]:
+        sql = (
+            f"WITH RECURSIVE above(id) AS (SELECT ? UNION "
+            f"SELECT l.parent_session FROM {self.table_name} l "
+            f"JOIN above ON l.session_id = above.id "
+            f"WHERE l.parent_session IS NOT NULL) "
+            f"{self._select_sql}WHERE session_id IN (SELECT id FROM above)"
+        )
+        with self.datastore.transaction(commit=False) as c:
+            return self._fetch(c, sql, (session_id,))
 
 
 VIEW_CLASSES = ViewClasses(

@@ -7,6 +7,7 @@ runner reports agentlog as unavailable instead of failing.
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .base import (
@@ -17,6 +18,7 @@ from .base import (
     SessionRef,
     tail_messages,
 )
+from .workload import TAIL_MESSAGES
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -57,7 +59,7 @@ class AgentlogSystem(BenchSystem):
         """The core lands separately; without it there is nothing to measure."""
         try:
             module = _application()
-        except Exception as error:  # noqa: BLE001 - any import failure means absent
+        except Exception as error:
             return f"import application failed: {type(error).__name__}: {error}"
         missing = [n for n in ("Sessions", "SessionQuery") if not hasattr(module, n)]
         if missing:
@@ -67,7 +69,7 @@ class AgentlogSystem(BenchSystem):
     @classmethod
     def versions(cls) -> dict[str, str]:
         """Our dependencies' versions."""
-        from importlib.metadata import version  # noqa: PLC0415
+        from importlib.metadata import version
 
         return {name: version(name) for name in ("eventsourcing", "pydantic")}
 
@@ -97,7 +99,8 @@ class AgentlogSystem(BenchSystem):
                 if flush == "event":
                     app.flush(handle)
             if flush == "step" or (
-                flush == "batch" and ((k + 1) % BATCH_GROUPS == 0 or k + 1 == len(groups))
+                flush == "batch"
+                and ((k + 1) % BATCH_GROUPS == 0 or k + 1 == len(groups))
             ):
                 app.flush(handle)
         app.close(handle)
@@ -108,14 +111,22 @@ class AgentlogSystem(BenchSystem):
         return list(self._sessions().messages(ref.session_id))
 
     def read_tail(self, ref: SessionRef) -> Sequence[Any]:
-        """A seq window read; the tail holds appends only, so mapping is local."""
-        events = self._sessions().read_events(ref.session_id, after=ref.tail_after)
+        """``messages(id, last=50)`` when offered, else a seq window of events.
+
+        The fallback maps the window locally (the tail holds appends only) and
+        needs the caller to know where the tail starts.
+        """
+        app = self._sessions()
+        if "last" in inspect.signature(app.messages).parameters:
+            return list(app.messages(ref.session_id, last=TAIL_MESSAGES))
+        events = app.read_events(ref.session_id, after=ref.tail_after)
         return tail_messages(events)
 
     def list_page(self, limit: int = 50) -> Sequence[Any]:
         """The titled listing view's first page."""
         query = _application().SessionQuery(self._sessions())
-        return list(query.list_summaries(limit=limit))
+        page = query.list_summaries(limit=limit)
+        return list(getattr(page, "items", page))
 
     def fork_read(self, ref: SessionRef, child_id: str) -> Sequence[Any]:
         """Fork at the boundary, make the child durable, read its history."""
@@ -136,14 +147,9 @@ class AgentlogSystem(BenchSystem):
         app.close(handle)
 
     def close(self) -> None:
-        """Drop the application (its ``__del__`` closes the pool)."""
+        """``close()`` without a handle flushes everything and shuts down."""
         if self._app is not None:
-            close = getattr(self._app, "close", None)
-            if callable(close):
-                try:
-                    close()
-                except TypeError:
-                    pass  # close(handle) only: nothing app-wide to close
+            self._app.close()
             self._app = None
 
 

@@ -89,7 +89,7 @@ class BenchSystem(ABC):
         """Package versions worth printing in the report."""
         return {}
 
-    @classmethod
+    @classmethod  # noqa: B027 - an optional hook, empty by default
     def preload(cls) -> None:
         """Import what the operations need, so no timer includes module imports."""
 

@@ -23,12 +23,14 @@ from .base import BenchSystem, Flush, SessionRef
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from langgraph.graph import MessagesState
+
     from .workload import Conversation, Group, Intent
 
 NODE = "agent"
 
 
-def _agent(_state: Any) -> dict[str, Any]:
+def _agent(_state: MessagesState) -> dict[str, Any]:
     """The graph's one node; never run here (state is written with update_state)."""
     return {"messages": []}
 
@@ -42,7 +44,7 @@ def _content(blocks: list[dict[str, Any]]) -> Any:
 
 def message_of(intent: Intent) -> Any | None:
     """LangChain message for a surface event (HumanMessage/AIMessage/ToolMessage)."""
-    from langchain_core.messages import (  # noqa: PLC0415
+    from langchain_core.messages import (
         AIMessage,
         HumanMessage,
         ToolMessage,
@@ -92,8 +94,8 @@ class LangGraphSystem(BenchSystem):
     def unavailable_reason(cls) -> str | None:
         """Optional peer: absent unless the bench extra is installed."""
         try:
-            from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: F401, PLC0415
-            from langgraph.graph import StateGraph  # noqa: F401, PLC0415
+            from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: F401
+            from langgraph.graph import StateGraph  # noqa: F401
         except ImportError as error:
             return f"langgraph / langgraph-checkpoint-sqlite not installed ({error})"
         return None
@@ -112,19 +114,19 @@ class LangGraphSystem(BenchSystem):
     @classmethod
     def preload(cls) -> None:
         """Import LangGraph and LangChain outside the timers."""
-        import langchain_core.messages  # noqa: F401, PLC0415
-        import langgraph.checkpoint.sqlite  # noqa: F401, PLC0415
-        import langgraph.graph  # noqa: F401, PLC0415
-        import langgraph.graph.message  # noqa: F401, PLC0415
+        import langchain_core.messages  # noqa: F401
+        import langgraph.checkpoint.sqlite
+        import langgraph.graph
+        import langgraph.graph.message  # noqa: F401
 
     def _compiled(self) -> Any:
         if self._graph is None:
-            from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: PLC0415
-            from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: PLC0415
+            from langgraph.checkpoint.sqlite import SqliteSaver
+            from langgraph.graph import END, START, MessagesState, StateGraph
 
             self._conn = sqlite3.connect(str(self.db_path), check_same_thread=False)
             builder = StateGraph(MessagesState)
-            builder.add_node(NODE, _agent)
+            builder.add_node(NODE, _agent)  # type: ignore[call-overload]
             builder.add_edge(START, NODE)
             builder.add_edge(NODE, END)
             self._graph = builder.compile(checkpointer=SqliteSaver(self._conn))
@@ -153,7 +155,9 @@ class LangGraphSystem(BenchSystem):
             return {}
         boundary = conversation.fork_boundary()
         intents = conversation.intents()
-        mid = self._update(config, messages_of([i for i in intents if i.seq <= boundary]))
+        mid = self._update(
+            config, messages_of([i for i in intents if i.seq <= boundary])
+        )
         self._update(config, messages_of([i for i in intents if i.seq > boundary]))
         return {"mid": mid}
 
@@ -182,8 +186,8 @@ class LangGraphSystem(BenchSystem):
 
     def compact(self, ref: SessionRef, conversation: Conversation) -> None:
         """Replace all messages by the compacted surface (summary + kept)."""
-        from langgraph.graph.message import REMOVE_ALL_MESSAGES  # noqa: PLC0415
-        from langchain_core.messages import RemoveMessage  # noqa: PLC0415
+        from langchain_core.messages import RemoveMessage
+        from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
         by_seq = {intent.seq: intent for intent in conversation.intents()}
         kept = messages_of([by_seq[seq] for seq in conversation.surface])

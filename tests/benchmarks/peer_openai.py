@@ -92,7 +92,7 @@ class OpenAIAgentsSystem(BenchSystem):
     def unavailable_reason(cls) -> str | None:
         """Optional peer: absent unless the bench extra is installed."""
         try:
-            from agents.memory import SQLiteSession  # noqa: F401, PLC0415
+            from agents.memory import SQLiteSession  # noqa: F401
         except ImportError as error:
             return f"openai-agents not installed ({error})"
         return None
@@ -105,10 +105,10 @@ class OpenAIAgentsSystem(BenchSystem):
     @classmethod
     def preload(cls) -> None:
         """Import the SDK outside the timers."""
-        import agents.memory  # noqa: F401, PLC0415
+        import agents.memory  # noqa: F401
 
     def _session(self, session_id: str) -> Any:
-        from agents.memory import SQLiteSession  # noqa: PLC0415
+        from agents.memory import SQLiteSession
 
         session = SQLiteSession(session_id, self.db_path)
         self._sessions.append(session)

@@ -114,7 +114,7 @@ class RawEventsourcingSystem(BenchSystem):
             "cwd": CWD,
             **extra,
         }
-        return RawSession._create(RawSession.Created, id=session_id, header=header)  # noqa: SLF001
+        return RawSession._create(RawSession.Created, id=session_id, header=header)
 
     def write(self, conversation: Conversation, flush: Flush) -> dict[str, Any]:
         """Trigger and save per event, per step group or per batch of groups."""

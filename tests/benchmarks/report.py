@@ -78,7 +78,8 @@ class Report:
         median = self.median(key, system)
         if cell is None or median is None:
             return None
-        return median / max(cell["info"].get("messages", 1), 1)
+        messages: int = cell["info"].get("messages", 1)
+        return median / max(messages, 1)
 
     def ratio(self, key: str, system: str, base: str = "floor") -> float | None:
         """Time of ``system`` over time of ``base`` on the same workload."""
@@ -211,6 +212,7 @@ class Report:
 
     def targets(self) -> list[str]:
         """The issue's targets for agentlog, met or missed."""
+
         def thr(system: str) -> float | None:
             per = self.per_message("W1b", system)
             return None if per is None else 1 / per
@@ -242,7 +244,9 @@ class Report:
             ),
         ]
         for title, key, base, limit in FLATNESS:
-            rows.append((f"{title} ≤ {limit}×", self.within("agentlog", key, base), "≤", limit))
+            rows.append(
+                (f"{title} ≤ {limit}×", self.within("agentlog", key, base), "≤", limit)
+            )
         rows.append(
             (
                 "storage bytes/message ≤ 1.5× the floor",
@@ -346,13 +350,19 @@ class Report:
         for key in ("W2a", "W2b", "W4", "W6", "W6-ref"):
             digests = {}
             for system in ours:
-                cell = self.cell(key, system)
-                if cell and cell.get("samples"):
-                    digests[system] = (cell["info"].get("count"), cell["info"].get("digest"))
+                found = self.cell(key, system)
+                if found and found.get("samples"):
+                    digests[system] = (
+                        found["info"].get("count"),
+                        found["info"].get("digest"),
+                    )
             if len(set(digests.values())) > 1:
                 lines.append(f"- `{key}`: derived histories differ: {digests}")
         if not lines:
-            return ["", "No errors; floor, raw eventsourcing and agentlog derived equal histories."]
+            return [
+                "",
+                "No errors; floor, raw eventsourcing and agentlog derived equal histories.",
+            ]
         return ["", "## Problems", "", *lines]
 
 

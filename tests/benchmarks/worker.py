@@ -200,7 +200,7 @@ def main(argv: list[str]) -> int:
         if job["op"] != "probe":
             cls.preload()
         result = {"ok": True, **OPS[job["op"]](cls, job)}
-    except Exception as error:  # noqa: BLE001 - reported per cell, the run goes on
+    except Exception as error:
         result = {
             "ok": False,
             "error": f"{type(error).__name__}: {error}",

@@ -44,15 +44,88 @@ COMPACT_PREAMBLE = (
     "task directly from the messages that follow, without acknowledging this "
     "checkpoint."
 )
-_WORDS = (
-    "agent session event surface replay append fold message tool result call "
-    "stream chunk step turn flush durable snapshot projection listing title fork "
-    "boundary compaction summary history context provenance sqlite recorder "
-    "aggregate version notification tracking window cursor query trace lineage "
-    "header payload validation invariant pydantic model vocabulary json orjson "
-    "codec deep nesting integer float string array object null true false the a "
-    "of to and in is it that for on with as was by be this are at or from"
-).split()
+_WORDS = [
+    "agent",
+    "session",
+    "event",
+    "surface",
+    "replay",
+    "append",
+    "fold",
+    "message",
+    "tool",
+    "result",
+    "call",
+    "stream",
+    "chunk",
+    "step",
+    "turn",
+    "flush",
+    "durable",
+    "snapshot",
+    "projection",
+    "listing",
+    "title",
+    "fork",
+    "boundary",
+    "compaction",
+    "summary",
+    "history",
+    "context",
+    "provenance",
+    "sqlite",
+    "recorder",
+    "aggregate",
+    "version",
+    "notification",
+    "tracking",
+    "window",
+    "cursor",
+    "query",
+    "trace",
+    "lineage",
+    "header",
+    "payload",
+    "validation",
+    "invariant",
+    "pydantic",
+    "model",
+    "vocabulary",
+    "json",
+    "orjson",
+    "codec",
+    "deep",
+    "nesting",
+    "integer",
+    "float",
+    "string",
+    "array",
+    "object",
+    "null",
+    "true",
+    "false",
+    "the",
+    "a",
+    "of",
+    "to",
+    "and",
+    "in",
+    "is",
+    "it",
+    "that",
+    "for",
+    "on",
+    "with",
+    "as",
+    "was",
+    "by",
+    "be",
+    "this",
+    "are",
+    "at",
+    "or",
+    "from",
+]
 
 
 @functools.cache
@@ -187,7 +260,11 @@ class Conversation:
             chunk_seqs = []
             size = -(-len(text) // CHUNKS_PER_MESSAGE)
             for start in range(0, len(text), size):
-                chunk = {"type": "text-delta", "index": 0, "text": text[start : start + size]}
+                chunk = {
+                    "type": "text-delta",
+                    "index": 0,
+                    "text": text[start : start + size],
+                }
                 intent = self._event(
                     "assistant/chunk", {"turn": turn, "step": step, "chunk": chunk}
                 )

@@ -353,9 +353,9 @@ def test_detect_format_says_harness_head_for_its_shapes() -> None:
         {"type": "turn/start", "data": {"turn": 1}},
         {"type": "text-chunks", "data": {}},
         {"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1}},
-        {"type": "x", "seq": 0, "time": 0, "data": {"message": {}}},
+        {"type": "tool/result", "seq": 0, "time": 0, "data": {"message": {}}},
         {"type": "x", "seq": 0, "time": 0, "data": {}, "ignorable": True},
-        {"type": "compaction/start", "seq": 0, "time": 0, "data": {}},
+        {"type": "x", "seq": 0, "time": 0, "data": {}, "surfaceOp": {"startSeq": 0}},
     ]
     for row in samples:
         assert detect_format(head + dumps(row) + b"\n") == "harness-head", row
@@ -363,3 +363,12 @@ def test_detect_format_says_harness_head_for_its_shapes() -> None:
     assert detect_format(header_line(delegationDepth=0, origin="x") + b"\n") == (
         "harness-head"
     )
+
+
+def test_detect_format_ignores_extra_keys_our_payloads_allow() -> None:
+    """A payload may carry extra keys (``role``, ``message``) and stay ours."""
+    extra = {"content": [], "source": {"kind": "user"}, "role": "user", "message": {}}
+    user = {**event(0, "user/message", extra), "surfaceOp": "append"}
+    data = encode_log(HEADER, [user])
+    assert detect_format(data) == "agentlog"
+    assert decode_log(data, source="x").events == [user]

@@ -108,19 +108,6 @@ class CountingReader:
         return self.lists + self.loads
 
 
-class MemoryReader:
-    """A persistence backend that is just a dict: id -> (header, events)."""
-
-    def __init__(self, logs: Mapping[str, tuple[dict[str, Any], list[Envelope]]]):
-        self.logs = dict(logs)
-
-    def list(self) -> list[dict[str, Any]]:
-        return [head for head, _ in self.logs.values()]
-
-    def load(self, session_id: str) -> tuple[dict[str, Any], list[Envelope]]:
-        return self.logs[session_id]
-
-
 class CountingRecorder:
     """Counts the store reads of an application recorder (select_events et al.)."""
 

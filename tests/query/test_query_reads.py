@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from application import Sessions
 from application.query import SessionQuery, SessionRecord
 from domain.errors import SessionQueryError
+from domain.title import TitleConfig, plan_fallback_title
 from tests.query.support import (
     TURN1,
     CountingReader,
@@ -44,7 +46,11 @@ def test_pq_093_live_sessions_newest_first_as_copies(app: Sessions) -> None:
         session(app, session_id, created_at=created, close=False, flush=False)
     query = SessionQuery(app)
     listed = query.list_sessions()
-    assert rows(listed) == [("a", True, False), ("z", True, False), ("older", True, False)]
+    assert rows(listed) == [
+        ("a", True, False),
+        ("z", True, False),
+        ("older", True, False),
+    ]
     listed[0].header["cwd"] = "/mutated"
     listed[0].header["createdAt"] = 99
     assert query.list_sessions()[0].header == {
@@ -128,7 +134,7 @@ def test_pq_098_unknown_ids_are_not_found(app: Sessions, mounted: bool) -> None:
         lambda i: query.read_event(i, 0),
         lambda i: query.trace_event(i, 0),
     ):
-        code, message = code_of(lambda read=read: read("nobody"))
+        code, message = code_of(partial(read, "nobody"))
         assert code == "SESSION_QUERY_SESSION_NOT_FOUND"
         assert message == 'session "nobody" not found'
 
@@ -154,7 +160,7 @@ def test_pq_100_a_header_changed_between_list_and_load(app: Sessions) -> None:
 
     query.mount(CountingReader(query.store_reader(), alter_loaded=move))
     for read in (query.list_events, query.read_surface, query.read_title):
-        code, message = code_of(lambda read=read: read("stored"))
+        code, message = code_of(partial(read, "stored"))
         assert code == "SESSION_QUERY_SOURCE_CONFLICT"
         assert message == 'live and persisted headers conflict for session "stored"'
 
@@ -164,9 +170,18 @@ def test_pq_101_titles_live_first_and_record_keys(make_app: MakeApp) -> None:
     raw_write(
         app,
         header("persisted"),
-        [{"type": "session/title", "seq": 0, "time": 20, "data": {
-            "title": "Persisted title", "messageSeqs": [], "source": {"kind": "fallback"}
-        }}],
+        [
+            {
+                "type": "session/title",
+                "seq": 0,
+                "time": 20,
+                "data": {
+                    "title": "Persisted title",
+                    "messageSeqs": [],
+                    "source": {"kind": "fallback"},
+                },
+            }
+        ],
     )
     both = session(app, "both", U("hi"), title("Persisted title"), close=False)
     title("Live title").to(both)  # type: ignore[arg-type]
@@ -207,7 +222,10 @@ def test_pq_102_shadowed_log_only_current(make_app: MakeApp) -> None:
 def surface_log() -> tuple[Append, ...]:
     replace_two_three = Append(
         "user/message",
-        {"content": [{"type": "text", "text": "compacted"}], "source": {"kind": "user"}},
+        {
+            "content": [{"type": "text", "text": "compacted"}],
+            "source": {"kind": "user"},
+        },
         {"op": "replace", "start": 2, "end": 3},
         [2, 3],
     )
@@ -235,9 +253,7 @@ def test_pq_103_read_surface(make_app: MakeApp, stored: bool) -> None:
     snapshot.events[0]["data"]["content"].clear()
     snapshot.session["id"] = "mutated"
     again = query.read_surface("s")
-    assert again.events[0]["data"]["content"] == [
-        {"type": "text", "text": "compacted"}
-    ]
+    assert again.events[0]["data"]["content"] == [{"type": "text", "text": "compacted"}]
     assert again.session["id"] == "s"
     if not stored:
         assert handle.events[4]["data"]["content"][0]["text"] == "compacted"
@@ -258,20 +274,28 @@ def test_pq_104_read_event_windows(make_app: MakeApp, stored: bool) -> None:
     assert (window.start_seq, window.end_seq) == (1, 3)
     assert window.target["seq"] == 2
     assert [e["seq"] for e in window.events] == [1, 2, 3]
-    assert list(window.to_json()) == ["session", "target", "events", "startSeq", "endSeq"]
+    assert list(window.to_json()) == [
+        "session",
+        "target",
+        "events",
+        "startSeq",
+        "endSeq",
+    ]
     edge = query.read_event("s", 3, after=1)
     assert (edge.start_seq, edge.end_seq, len(edge.events)) == (3, 3, 1)
     code, message = code_of(lambda: query.read_event("s", 9))
     assert code == "SESSION_QUERY_EVENT_NOT_FOUND"
     assert message == 'session "s" has no event at seq 9'
-    assert code_of(lambda: query.read_event("s", -1))[0] == "SESSION_QUERY_EVENT_NOT_FOUND"
+    assert (
+        code_of(lambda: query.read_event("s", -1))[0] == "SESSION_QUERY_EVENT_NOT_FOUND"
+    )
     for kwargs, name in (
         ({"before": -1}, "before"),
         ({"before": 2}, "before"),
         ({"after": 0.5}, "after"),
         ({"after": True}, "after"),
     ):
-        code, message = code_of(lambda kwargs=kwargs: query.read_event("nobody", 0, **kwargs))
+        code, message = code_of(partial(query.read_event, "nobody", 0, **kwargs))
         assert code == "SESSION_QUERY_INVALID_WINDOW"
         assert message == f"{name} must be an integer between 0 and 1"
 
@@ -311,7 +335,9 @@ def test_pq_107_reading_a_crashed_session_never_writes(app: Sessions) -> None:
     assert query.list_sessions()[0].persisted
 
 
-def test_persisted_reads_load_through_the_store_not_the_aggregate(app: Sessions) -> None:
+def test_persisted_reads_load_through_the_store_not_the_aggregate(
+    app: Sessions,
+) -> None:
     session(app, "s", *TURN1)
     query = SessionQuery(app)
     reads = CountingRecorder(app)
@@ -321,3 +347,37 @@ def test_persisted_reads_load_through_the_store_not_the_aggregate(app: Sessions)
         reads.restore()
     # The header row and the three window rows: two indexed reads, no full log.
     assert reads["select_events"] == 2
+
+
+def test_pq_087_titles_round_trip_and_fold_the_same_after_reload(
+    make_app: MakeApp,
+) -> None:
+    first = make_app()
+    handle = session(first, "s", TS(1), U("Build the thing"), close=False, flush=False)
+    config = TitleConfig(
+        fallback_max_words=5, fallback_max_bytes=40, max_title_bytes=80
+    )
+    planned = plan_fallback_title(handle.events, config)
+    assert planned is not None
+    Append("session/title", planned).to(handle)  # type: ignore[arg-type]
+    TE(1).to(handle)  # type: ignore[arg-type]
+    before = SessionQuery(first).read_title("s")
+    first.close(handle)
+    second = make_app()
+    query = SessionQuery(second)
+    assert [r.type for r in query.list_events("s")] == [
+        "turn/start",
+        "user/message",
+        "session/title",
+        "turn/end",
+    ]
+    after = query.read_title("s")
+    assert after is not None
+    assert after == before
+    assert after.event_seq == 2
+    assert after.title == "Build the thing"
+    summary = query.list_summaries().items[0]
+    assert (summary.title, summary.first_prompt) == (
+        "Build the thing",
+        "Build the thing",
+    )

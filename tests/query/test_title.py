@@ -17,8 +17,8 @@ from domain.title import (
     normalize_title,
     plan_fallback_title,
 )
-from tests.scenarios.harness import TS, Append, U, text
 from tests.query.support import ev
+from tests.scenarios.harness import TS, Append, U, text
 
 CONFIG = TitleConfig(fallback_max_words=5, fallback_max_bytes=40, max_title_bytes=80)
 
@@ -74,11 +74,11 @@ def test_truncation_right_trims() -> None:
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, None, True])
 def test_limits_must_be_positive_integers(bad: Any) -> None:
-    with pytest.raises(TitleError, match="^maxBytes must be a positive integer$"):
+    with pytest.raises(TitleError, match=r"^maxBytes must be a positive integer$"):
         fallback_title("x", 1, bad)
-    with pytest.raises(TitleError, match="^maxWords must be a positive integer$"):
+    with pytest.raises(TitleError, match=r"^maxWords must be a positive integer$"):
         fallback_title("x", bad, 1)
-    with pytest.raises(TitleError, match="^maxBytes must be a positive integer$"):
+    with pytest.raises(TitleError, match=r"^maxBytes must be a positive integer$"):
         normalize_title("x", bad)
 
 
@@ -142,7 +142,9 @@ def test_pq_083_only_human_prompts_with_text_get_a_title_and_only_once() -> None
 def test_pq_084_the_latest_title_wins() -> None:
     earlier = title_event(0, "Earlier", {"kind": "fallback"}, time=10)
     model = {"provider": "deepseek", "model": "chat", "extra": 1}
-    later = title_event(1, "Later", {"kind": "provider", "provider": "p", "model": model})
+    later = title_event(
+        1, "Later", {"kind": "provider", "provider": "p", "model": model}
+    )
     later["time"] = 20
     snapshot = fold_session_title([earlier, later])
     assert snapshot is not None

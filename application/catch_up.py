@@ -1,0 +1,190 @@
+"""Keeping the views current by pulling the notification log (``catch_up``).
+
+SQLite cannot ``subscribe()``, so :class:`SessionViews` reads the application's
+notification log after each view's tracking position and feeds the projections,
+a page per transaction. Reads call it first, so a caller reads its own flushed
+writes; on PostgreSQL a ``ProjectionRunner`` worker may run the same projections
+in another process, sharing the positions.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, cast
+
+from eventsourcing.persistence import IntegrityError, Tracking
+
+from application.projections import (
+    LineageProjection,
+    LineageView,
+    ListingProjection,
+    ListingView,
+    SessionProjection,
+    TitleProjection,
+    TitleView,
+    decode_notification,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from eventsourcing.application import Application
+
+    from application.view_rows import ProjectedEvent
+
+
+@dataclass(frozen=True, slots=True)
+class ViewClasses:
+    """One backend's view classes."""
+
+    listing: type[ListingView]
+    titles: type[TitleView]
+    lineage: type[LineageView]
+
+
+VIEW_MODULES: Mapping[str, str] = {
+    "eventsourcing.popo": "infrastructure.views.popo",
+    "eventsourcing.sqlite": "infrastructure.views.sqlite",
+    "eventsourcing.postgres": "infrastructure.views.postgres",
+}
+
+
+def view_classes_for(factory: object) -> ViewClasses:
+    """The view classes for a factory's backend, resolved by module name.
+
+    The application layer does not import the adapters; each adapter module
+    exports ``VIEW_CLASSES``.
+    """
+    for cls in type(factory).__mro__:
+        module = VIEW_MODULES.get(cls.__module__)
+        if module is not None:
+            return cast("ViewClasses", import_module(module).VIEW_CLASSES)
+    msg = f"agentlog has no views for {type(factory).__qualname__}"
+    raise TypeError(msg)
+
+
+# ----------------------------------------------------------------- catch-up
+
+
+class SessionViews:
+    """The three views of one application, pulled up to date on demand.
+
+    ``catch_up()`` reads the notification log after the lowest view position and
+    feeds each projection the part it has not seen, a page per transaction. A
+    read calls it first, so a caller always reads its own flushed writes.
+    """
+
+    PAGE_SIZE = 1000
+
+    def __init__(
+        self, app: Application[Any], *, classes: ViewClasses | None = None
+    ) -> None:
+        classes = classes or view_classes_for(app.factory)
+        self._app = weakref.ref(app)
+        factory = app.factory
+        self.listing = ListingProjection(
+            cast("ListingView", factory.tracking_recorder(classes.listing))
+        )
+        self.titles = TitleProjection(
+            cast("TitleView", factory.tracking_recorder(classes.titles))
+        )
+        self.lineage = LineageProjection(
+            cast("LineageView", factory.tracking_recorder(classes.lineage))
+        )
+        self.projections: tuple[SessionProjection[Any], ...] = (
+            self.listing,
+            self.titles,
+            self.lineage,
+        )
+        self._positions: dict[SessionProjection[Any], int] = {}
+        self._lock = threading.RLock()
+        self.processed = 0
+        """Notifications read by ``catch_up`` in this process (for tests and stats)."""
+
+    @property
+    def app(self) -> Application[Any]:
+        app = self._app()
+        if app is None:
+            msg = "the application of these views has been garbage collected"
+            raise RuntimeError(msg)
+        return app
+
+    def catch_up(self) -> int:
+        """Bring every view up to the log's last notification; returns rows read."""
+        app = self.app
+        with self._lock:
+            top = app.recorder.max_notification_id() or 0
+            if self._positions and min(self._positions.values()) >= top:
+                return 0
+            positions = {p: self._position(p) for p in self.projections}
+            read = 0
+            while (start := min(positions.values())) < top:
+                page = app.recorder.select_notifications(
+                    start, self.PAGE_SIZE, stop=top, inclusive_of_start=False
+                )
+                if not page:
+                    break
+                read += len(page)
+                decoded = [(n.id, decode_notification(app.mapper, n)) for n in page]
+                last = page[-1].id
+                for projection in self.projections:
+                    if positions[projection] >= last:
+                        continue
+                    events = [
+                        event
+                        for number, event in decoded
+                        if number > positions[projection] and event is not None
+                    ]
+                    positions[projection] = self._process(projection, events, last)
+            self._positions = positions
+            self.processed += read
+            return read
+
+    def _position(self, projection: SessionProjection[Any]) -> int:
+        return projection.view.max_tracking_id(self.app.name) or 0
+
+    def _process(
+        self,
+        projection: SessionProjection[Any],
+        events: list[ProjectedEvent],
+        last: int,
+    ) -> int:
+        tracking = Tracking(self.app.name, last)
+        try:
+            if projection.process_batch(events, tracking):
+                return last
+        except IntegrityError:
+            # Another process (a ProjectionRunner) recorded this position first;
+            # its transaction holds the same changes, ours rolled back.
+            pass
+        position = self._position(projection)
+        if position < last:
+            msg = f"view {projection.name} could not record position {last}"
+            raise IntegrityError(msg)
+        return position
+
+    def rebuild(self) -> int:
+        """Drop every view and fold the whole log again from position 0."""
+        with self._lock:
+            for projection in self.projections:
+                projection.view.clear(self.app.name)
+            self._positions = {}
+            return self.catch_up()
+
+
+_VIEWS: weakref.WeakKeyDictionary[Application[Any], SessionViews] = (
+    weakref.WeakKeyDictionary()
+)
+_VIEWS_LOCK = threading.Lock()
+
+
+def views_of(app: Application[Any]) -> SessionViews:
+    """The application's views, built once per application object and shared."""
+    with _VIEWS_LOCK:
+        views = _VIEWS.get(app)
+        if views is None:
+            views = _VIEWS[app] = SessionViews(app)
+        return views

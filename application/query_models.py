@@ -1,0 +1,228 @@
+"""The query service's outputs: pydantic models whose JSON is the spec's shapes.
+
+Every model is a fresh, mutable copy (callers may change it freely); JSON keys are
+camelCase as in persistence-query §3, and optional keys are omitted, never null.
+Also the small shared helpers that build records and the spec's query errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
+from pydantic.alias_generators import to_camel
+
+from domain.errors import SessionQueryError
+from domain.json import copy_json
+from domain.title import TitleSnapshot
+
+if TYPE_CHECKING:
+    from domain.json import Json
+
+SessionTitleSnapshot = TitleSnapshot
+SurfaceClass = Literal["current", "shadowed", "log-only"]
+CONFLICT_FIELDS = ("version", "id", "createdAt", "cwd", "parentSession", "seedLength")
+"""Compared live vs persisted and listed vs loaded; ``delegationDepth`` is not."""
+_ABSENT = object()
+Header = Mapping[str, Any]
+
+# ------------------------------------------------------------------ outputs
+
+
+class QueryModel(BaseModel):
+    """An output: camelCase JSON, optional keys omitted, a fresh mutable copy."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+    )
+    omit_when_none: ClassVar[frozenset[str]] = frozenset()
+    """Field names whose key is left out (not written as null) when ``None``."""
+
+    @model_serializer(mode="wrap")
+    def _omit_none(self, handler: SerializerFunctionWrapHandler) -> Any:
+        dumped = handler(self)
+        if isinstance(dumped, dict):
+            for name in self.omit_when_none:
+                for key in (name, to_camel(name)):
+                    if dumped.get(key, _ABSENT) is None:
+                        del dumped[key]
+        return dumped
+
+    def to_json(self) -> Json:
+        """The spec's JSON shape (what ``--json`` prints)."""
+        return self.model_dump(mode="json")
+
+
+class SessionRecord(QueryModel):
+    """``{header, live, persisted}``: exactly these keys (scenario 101)."""
+
+    header: dict[str, Any]
+    live: bool
+    persisted: bool
+
+
+class SessionSummary(QueryModel):
+    """A listing row: header fields plus what the log says (seed 001's summary)."""
+
+    omit_when_none = frozenset({"title", "first_prompt", "parent_session", "cwd"})
+
+    id: str
+    created_at: Any
+    updated_at: Any
+    event_count: int
+    title: str | None = None
+    first_prompt: str | None = None
+    parent_session: str | None = None
+    cwd: str | None = None
+    live: bool
+    persisted: bool
+    header: dict[str, Any]
+
+
+class SessionSummaryPage(QueryModel):
+    """One page of summaries; ``nextCursor`` continues after its last row."""
+
+    items: list[SessionSummary]
+    next_cursor: str | None = None
+
+
+class SessionEventRecord(QueryModel):
+    """One event's place: ``current``, ``shadowed`` or ``log-only``."""
+
+    session_id: str
+    seq: int
+    type: str
+    time: Any
+    surface: SurfaceClass
+
+
+class SessionSurfaceSnapshot(QueryModel):
+    """The current surface in model-history order, with its capture boundary."""
+
+    session: dict[str, Any]
+    captured_through_seq: int | None
+    events: list[dict[str, Any]]
+
+
+class SessionEventWindow(QueryModel):
+    """A target event and the raw events ``startSeq..endSeq`` around it."""
+
+    session: dict[str, Any]
+    target: dict[str, Any]
+    events: list[dict[str, Any]]
+    start_seq: int
+    end_seq: int
+
+
+class SessionLineageNode(QueryModel):
+    """A descendant and its own descendants, oldest first."""
+
+    session: SessionRecord
+    descendants: list[SessionLineageNode]
+
+
+class SessionLineageTrace(QueryModel):
+    """Ancestors immediate-to-outermost, descendant trees, and completeness.
+
+    Trees may be thousands deep, beyond pydantic's serialiser: use ``to_json``.
+    """
+
+    omit_when_none = frozenset({"root", "unresolved_parent_id"})
+
+    target: SessionRecord
+    ancestors: list[SessionRecord]
+    descendants: list[SessionLineageNode]
+    complete: bool
+    root: SessionRecord | None = None
+    unresolved_parent_id: str | None = None
+
+    def to_json(self) -> Json:
+        """Iterative, so a 3,000-deep chain serialises."""
+        out: dict[str, Any] = {
+            "target": self.target.to_json(),
+            "ancestors": [record.to_json() for record in self.ancestors],
+            "descendants": [],
+            "complete": self.complete,
+        }
+        if self.root is not None:
+            out["root"] = self.root.to_json()
+        if self.unresolved_parent_id is not None:
+            out["unresolvedParentId"] = self.unresolved_parent_id
+        stack = [(self.descendants, out["descendants"])]
+        while stack:
+            nodes, sink = stack.pop()
+            for node in nodes:
+                item = {"session": node.session.to_json(), "descendants": []}
+                sink.append(item)
+                stack.append((node.descendants, item["descendants"]))
+        return out
+
+
+class SessionEventTrace(QueryModel):
+    """Direct positional replacement and direct provenance of one event."""
+
+    omit_when_none = frozenset({"replaced_by"})
+
+    target: SessionEventRecord
+    replaced_by: int | None = None
+    replacement_chain: list[int]
+    replaced_event_seqs: list[int]
+    source_event_seqs: list[int]
+    derived_event_seqs: list[int]
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def query_error(
+    message: str, code: str, cause: BaseException | None = None
+) -> Exception:
+    return SessionQueryError(message, code, cause)
+
+
+def failure_reason(error: BaseException) -> str:
+    """The failure's message; a failure that carries none is an ``unknown error``."""
+    return str(error) or "unknown error"
+
+
+def not_found(session_id: str) -> Exception:
+    return query_error(
+        f'session "{session_id}" not found', SessionQueryError.SESSION_NOT_FOUND
+    )
+
+
+def source_conflict(session_id: str) -> Exception:
+    return query_error(
+        f'live and persisted headers conflict for session "{session_id}"',
+        SessionQueryError.SOURCE_CONFLICT,
+    )
+
+
+def headers_conflict(first: Header, second: Header) -> bool:
+    """Whether two headers of one id disagree on an immutable field (§3.1)."""
+    return any(
+        first.get(key, _ABSENT) != second.get(key, _ABSENT) for key in CONFLICT_FIELDS
+    )
+
+
+def make_record(header: Header, *, live: bool, persisted: bool) -> SessionRecord:
+    return SessionRecord.model_construct(
+        header=copy_json(dict(header)), live=live, persisted=persisted
+    )
+
+
+def listing_failed(error: BaseException) -> Exception:
+    return query_error(
+        f"session persistence listing failed: {failure_reason(error)}",
+        SessionQueryError.PERSISTENCE_FAILED,
+        error,
+    )

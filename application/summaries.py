@@ -1,0 +1,81 @@
+"""Listing summaries: a listing row per session, for live sessions too, and the
+opaque keyset cursor that pages through them newest first."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import TYPE_CHECKING
+
+from application.query_models import Header, SessionSummary
+from application.view_rows import (
+    HEADER_TYPE,
+    ListingRow,
+    Number,
+    ProjectedEvent,
+    fold_listing,
+)
+from domain.json import copy_json, dumps, loads
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from domain.json import Envelope
+
+
+def encode_cursor(created_at: Number, session_id: str) -> str:
+    return base64.urlsafe_b64encode(dumps([created_at, session_id])).decode("ascii")
+
+
+def decode_cursor(cursor: str) -> tuple[Number, str]:
+    msg = f"invalid listing cursor {cursor!r}"
+    try:
+        value = loads(base64.urlsafe_b64decode(cursor.encode()))
+    except (ValueError, TypeError, binascii.Error) as error:
+        raise ValueError(msg) from error
+    match value:
+        case [int() | float() as created_at, str() as session_id]:
+            return created_at, session_id
+    raise ValueError(msg)
+
+
+def row_after(row: ListingRow, after: tuple[Number, str]) -> bool:
+    created = row.created_at if row.created_at is not None else 0
+    return (-created, row.session_id) > (-after[0], after[1])
+
+
+def fold_live_row(
+    base: ListingRow | None, header: Header, events: Sequence[Envelope]
+) -> ListingRow:
+    """A listing row for a live session: its stored row plus its pending events.
+
+    The listing folds are idempotent (counts and times take maxima, the first
+    prompt the lowest seq, the title the highest), so folding events the row
+    already holds changes nothing.
+    """
+    session_id = str(header.get("id"))
+    created = ProjectedEvent(session_id, HEADER_TYPE, {"type": HEADER_TYPE, **header})
+    row = fold_listing(base, created)
+    for event in events:
+        row = fold_listing(
+            row, ProjectedEvent(session_id, str(event.get("type")), event)
+        )
+    return row
+
+
+def summary_row(row: ListingRow, *, live: bool, persisted: bool) -> SessionSummary:
+    header = row.header or {}
+    created = row.created_at if row.created_at is not None else 0
+    return SessionSummary.model_construct(
+        id=row.session_id,
+        created_at=created,
+        updated_at=row.updated_at if row.updated_at is not None else created,
+        event_count=row.event_count,
+        title=row.title,
+        first_prompt=row.first_prompt,
+        parent_session=row.parent_session,
+        cwd=row.cwd,
+        live=live,
+        persisted=persisted,
+        header=copy_json(dict(header)),
+    )

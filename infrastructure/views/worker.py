@@ -1,0 +1,84 @@
+"""Keep the views current from a separate process (PostgreSQL, or POPO in tests).
+
+One library ``ProjectionRunner`` per view subscribes to the ``Sessions``
+notification log and applies each event with its tracking position in one
+transaction. In-process ``catch_up`` calls share those positions, so the two can
+run side by side and no notification is applied twice. SQLite cannot subscribe:
+there, ``catch_up`` alone keeps the views current.
+
+Run it with ``python -m infrastructure.views.worker`` (environment as for the
+application: ``PERSISTENCE_MODULE=eventsourcing.postgres``, ``POSTGRES_*``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from contextlib import ExitStack
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, cast
+
+from eventsourcing.projection import ProjectionRunner
+
+from application.catch_up import VIEW_MODULES, ViewClasses
+from application.projections import (
+    LineageProjection,
+    ListingProjection,
+    TitleProjection,
+)
+from application.sessions import Sessions
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from eventsourcing.projection import Projection
+
+POLL_SECONDS = 0.2
+
+
+def view_classes(env: Mapping[str, str]) -> ViewClasses:
+    """The view classes named by the environment's ``PERSISTENCE_MODULE``."""
+    module = env.get("PERSISTENCE_MODULE") or os.environ.get("PERSISTENCE_MODULE", "")
+    if module not in VIEW_MODULES or module == "eventsourcing.sqlite":
+        msg = f"a view worker needs a store that can subscribe, not {module!r}"
+        raise ValueError(msg)
+    return cast("ViewClasses", import_module(VIEW_MODULES[module]).VIEW_CLASSES)
+
+
+def run(env: Mapping[str, str], stop: Any) -> None:
+    """Run a runner per view until ``stop`` (an ``Event``) is set; errors re-raise."""
+    classes = view_classes(env)
+    pairs: list[tuple[type[Projection[Any]], type[Any]]] = [
+        (ListingProjection, classes.listing),
+        (TitleProjection, classes.titles),
+        (LineageProjection, classes.lineage),
+    ]
+    with ExitStack() as stack:
+        runners = [
+            stack.enter_context(
+                ProjectionRunner(
+                    application_class=Sessions,
+                    projection_class=projection,
+                    view_class=view,
+                    env=dict(env),
+                )
+            )
+            for projection, view in pairs
+        ]
+        while not stop.wait(POLL_SECONDS):
+            for runner in runners:
+                if runner.is_interrupted.is_set():
+                    runner.run_forever(timeout=0)  # re-raises the runner's error
+                    return
+
+
+def main() -> None:  # pragma: no cover - exercised as a process in deployments
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    run(dict(os.environ), stop)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,51 @@
+"""Keeps the benchmark suite from rotting: every workload, every system, tiny size.
+
+Asserts only that results are produced (no timing). A system that cannot run
+here (an optional peer not installed, the agentlog core absent) is skipped with
+its probe's reason.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .report import ROWS, render
+from .run import SIZES, SYSTEMS, Runner
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One tiny run of the whole suite, shared by the tests below."""
+    runner = Runner(SIZES["tiny"], tmp_path_factory.mktemp("bench"))
+    runner.run()
+    return runner.to_json()
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_every_workload_produces_a_result(results: dict[str, Any], system: str) -> None:
+    """Each workload the system supports yields a time; the rest say n/a."""
+    probe = results["probes"][system]
+    if not probe["available"]:
+        pytest.skip(f"{system} unavailable: {probe['reason']}")
+    for key, _ in ROWS:
+        cell = results["cells"][f"{key}/{system}"]
+        if cell["na"]:
+            continue
+        assert cell["error"] is None, f"{key}: {cell['error']}"
+        assert cell["samples"], key
+        assert cell["info"]
+
+
+def test_report_renders(results: dict[str, Any], tmp_path: Path) -> None:
+    """The markdown report has every section and a row per workload."""
+    text = render(results)
+    out = tmp_path / "results.md"
+    out.write_text(text)
+    for heading in ("## Times", "## Targets (agentlog)", "## Storage"):
+        assert heading in text
+    assert text.count("\n| W") >= len(ROWS)

@@ -1,0 +1,226 @@
+"""Zstandard logs: frames, checksums, torn final frames (persistence-query §5 E)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import zstandard
+
+from domain.errors import CorruptSessionLogError
+from infrastructure import zstd_frames
+from infrastructure.jsonl import decode_harness_log, decode_log, encode_log
+from tests.formats.samples import HEADER, event, lines, turn1
+
+
+def decode(data: bytes) -> Any:
+    return decode_log(data, source="test.jsonl.zst")
+
+
+def corrupt_message(data: bytes) -> str:
+    with pytest.raises(CorruptSessionLogError) as caught:
+        decode(data)
+    return str(caught.value)
+
+
+def turn2() -> list[dict[str, Any]]:
+    return [
+        {**e, "seq": e["seq"] + 6, "data": {**e["data"], "turn": 2}} for e in turn1()
+    ]
+
+
+def test_pq_065_two_checksummed_frames_starting_with_the_magic() -> None:
+    data = encode_log(HEADER, turn1(), compress=True)
+    assert data[:4] == bytes.fromhex("28b52ffd")
+    scan = zstd_frames.scan_frames(data)
+    assert len(scan.frames) == 2
+    assert scan.torn_start is None
+    for start, end in scan.frames:
+        params = zstandard.get_frame_parameters(data[start:end])
+        assert params.has_checksum
+    plain = b"".join(zstd_frames.decompress_frame(data[a:b]) for a, b in scan.frames)
+    assert plain == encode_log(HEADER, turn1())
+
+
+def test_zstd_round_trip_is_byte_identical() -> None:
+    data = encode_log(HEADER, turn1(), compress=True)
+    decoded = decode(data)
+    assert decoded.events == turn1()
+    assert decoded.report == []
+    assert encode_log(decoded.header, decoded.events, compress=True) == data
+
+
+def test_a_header_only_zstd_log_is_one_frame() -> None:
+    data = encode_log(HEADER, [], compress=True)
+    assert len(zstd_frames.scan_frames(data).frames) == 1
+    assert decode(data).events == []
+
+
+def test_pq_066_an_appended_frame_is_read_with_the_others() -> None:
+    data = encode_log(HEADER, turn1(), compress=True)
+    appended = data + zstd_frames.compress_frame(lines(*turn2()))
+    assert appended.startswith(data)
+    assert len(zstd_frames.scan_frames(appended).frames) == 3
+    assert decode(appended).events == turn1() + turn2()
+
+
+def test_magic_bytes_decide_not_the_suffix() -> None:
+    data = encode_log(HEADER, turn1(), compress=True)
+    assert decode_log(data, source="plain-name.jsonl").events == turn1()
+    harness = decode_harness_log(data, source="x.jsonl")
+    assert harness.events == turn1()
+
+
+def test_pq_067_a_corrupted_event_frame_checksum_fails_validation() -> None:
+    data = bytearray(encode_log(HEADER, turn1(), compress=True))
+    start, end = zstd_frames.scan_frames(bytes(data)).frames[1]
+    data[end - 1] ^= 0xFF  # the last byte of the checksum trailer
+    assert corrupt_message(bytes(data)) == (
+        f"corrupt Zstandard session log: frame at byte {start} failed validation"
+    )
+
+
+def test_pq_068_a_torn_final_frame_keeps_its_complete_records() -> None:
+    complete = encode_log(HEADER, turn1(), compress=True)
+    open_turn = [
+        event(6, "turn/start", {"turn": 2}),
+        event(7, "step/start", {"turn": 2, "step": 1}),
+    ]
+    partial_chunk = b'{"type":"assistant/chunk","seq":8,"time":5,"da'
+    writer = zstandard.ZstdCompressor(write_checksum=True).compressobj()
+    first_block = writer.compress(lines(*open_turn))
+    first_block += writer.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
+    rest = writer.compress(partial_chunk) + writer.flush()
+    torn = complete + first_block + rest[:3]
+    decoded = decode(torn)
+    assert decoded.events == turn1() + open_turn
+    assert decoded.report == [
+        f"torn final Zstandard frame at byte {len(complete)} ({len(first_block) + 3}"
+        " bytes): recovered 2 complete line(s) from it"
+    ]
+    # Re-encoding writes the recovered events in place of the torn frame.
+    again = encode_log(decoded.header, decoded.events, compress=True)
+    assert decode(again).events == decoded.events
+
+
+def test_pq_069_two_stray_magic_bytes_are_a_torn_frame() -> None:
+    data = encode_log(HEADER, turn1(), compress=True)
+    decoded = decode(data + b"\x28\xb5")
+    assert decoded.events == turn1()
+    assert "recovered 0 complete line(s)" in decoded.report[0]
+    assert encode_log(decoded.header, decoded.events, compress=True) == data
+
+
+def test_pq_070_a_final_frame_missing_only_its_checksum_is_recovered() -> None:
+    data = encode_log(HEADER, [*turn1(), *turn2()], compress=True)
+    decoded = decode(data[:-1])
+    assert decoded.events == turn1() + turn2()
+    assert encode_log(decoded.header, decoded.events, compress=True) == data
+
+
+def test_pq_071_a_complete_frame_with_a_torn_record_is_corrupt() -> None:
+    head = zstd_frames.compress_frame(
+        lines({"type": "session", **HEADER, "delegationDepth": 0})
+    )
+    data = head + zstd_frames.compress_frame(b'{"type":"turn/start"')
+    assert corrupt_message(data) == (
+        "corrupt Zstandard session log: complete frame contains a torn JSONL record"
+    )
+
+
+def test_a_tolerable_defect_inside_a_complete_frame_is_corrupt() -> None:
+    head = encode_log(HEADER, [], compress=True)
+    data = head + zstd_frames.compress_frame(lines(*turn1(), b"{bad"))
+    assert corrupt_message(data) == (
+        "corrupt Zstandard session log: complete frame contains a torn JSONL record"
+    )
+
+
+def test_a_defect_in_the_torn_frame_is_a_torn_tail() -> None:
+    data = encode_log(HEADER, turn1(), compress=True)
+    frame = zstd_frames.compress_frame(lines(b"{bad", turn2()[0]))
+    decoded = decode(data + frame[:-1])
+    assert decoded.events == turn1()
+    assert "dropped a torn tail" in decoded.report[1]
+    # A turn/end after the defect makes it committed: corruption, as in plain text.
+    frame = zstd_frames.compress_frame(lines(b"{bad", *turn2()))
+    assert "unparsable committed event at line 7" in corrupt_message(data + frame[:-1])
+
+
+def test_pq_073_header_frame_rules() -> None:
+    header = lines({"type": "session", **HEADER, "delegationDepth": 0})
+    two_lines = zstd_frames.compress_frame(header + lines(*turn1()[:1]))
+    assert corrupt_message(two_lines) == (
+        "corrupt Zstandard session log: first frame is not exactly one header line"
+    )
+    no_newline = zstd_frames.compress_frame(header[:-1])
+    assert "first frame is not exactly one header line" in corrupt_message(no_newline)
+    assert corrupt_message(zstd_frames.MAGIC) == (
+        "empty or header-less Zstandard session log"
+    )
+    bad = bytearray(zstd_frames.compress_frame(header))
+    bad[-1] ^= 0xFF
+    assert corrupt_message(bytes(bad)) == (
+        "corrupt Zstandard session log: frame at byte 0 failed validation"
+    )
+
+
+def test_a_zstd_header_is_checked_like_a_plain_one() -> None:
+    frame = zstd_frames.compress_frame(b'{"type":"event"}\n')
+    assert corrupt_message(frame) == (
+        "corrupt session log: first line is not a session header"
+    )
+
+
+# ---------------------------------------------------------------- frame scanner
+
+
+def test_pq_074_scanner_refuses_invalid_structure() -> None:
+    with pytest.raises(
+        zstd_frames.ZstdFrameError, match="invalid frame magic at byte 0"
+    ):
+        zstd_frames.scan_frames(bytes(4))
+    frame = zstd_frames.compress_frame(b"x\n")
+    with pytest.raises(zstd_frames.ZstdFrameError, match="invalid frame magic at byte"):
+        zstd_frames.scan_frames(frame + b"\x00\x00\x00\x00")
+    reserved = bytearray(frame)
+    reserved[4] |= 0x08
+    with pytest.raises(
+        zstd_frames.ZstdFrameError, match="reserved frame-header bit at byte 4"
+    ):
+        zstd_frames.scan_frames(bytes(reserved))
+    # A frame whose one block header says type 3 (reserved).
+    block_type_3 = zstd_frames.MAGIC + bytes([0x00, 0x00]) + bytes([0x07, 0x00, 0x00])
+    with pytest.raises(
+        zstd_frames.ZstdFrameError, match="reserved block type at byte 6"
+    ):
+        zstd_frames.scan_frames(block_type_3)
+
+
+def test_pq_074_truncated_header_block_or_checksum_is_torn_at_zero() -> None:
+    frame = zstd_frames.compress_frame(b"hello world\n" * 20)
+    for cut in range(1, len(frame)):
+        scan = zstd_frames.scan_frames(frame[:cut])
+        assert scan.frames == []
+        assert scan.torn_start == 0
+    assert zstd_frames.scan_frames(frame).frames == [(0, len(frame))]
+
+
+def test_pq_074_frame_limit() -> None:
+    data = encode_log(HEADER, turn1(), compress=True)
+    scan = zstd_frames.scan_frames(data, limit=1)
+    assert len(scan.frames) == 1
+    assert zstd_frames.decompress_frame(data[slice(*scan.frames[0])]).count(b"\n") == 1
+
+
+def test_frames_of_other_encoders_are_read() -> None:
+    """Content size absent, raw and RLE blocks, a dictionary id of zero bytes."""
+    compressor = zstandard.ZstdCompressor(write_checksum=True, write_content_size=False)
+    head = compressor.compress(
+        lines({"type": "session", **HEADER, "delegationDepth": 0})
+    )
+    body = compressor.compress(lines(*turn1()) + b"")
+    streamed = zstandard.ZstdCompressor(write_checksum=True).compressobj()
+    tail_frame = streamed.compress(lines(*turn2())) + streamed.flush()
+    decoded = decode(head + body + tail_frame)
+    assert decoded.events == turn1() + turn2()

@@ -24,9 +24,9 @@ from application.view_rows import (
     Number,
     ProjectedEvent,
     TitleRow,
+    fold_lineage,
     fold_listing,
-    lineage_row,
-    title_row,
+    fold_title,
 )
 from domain.events import SessionEvent
 from domain.json import loads
@@ -183,8 +183,8 @@ class SessionProjection(Projection[TView], ABC, Generic[TView]):
     """Folds log lines into a view's rows; one batch is one transaction."""
 
     @abstractmethod
-    def fold(self, row: Any, event: ProjectedEvent) -> Any:
-        """The new row for this event, or ``None`` for no change."""
+    def fold(self, row: Any, events: list[ProjectedEvent], session_id: str) -> Any:
+        """The new row after one session's events in this batch, or ``None``."""
 
     def relevant(self, event: ProjectedEvent) -> bool:
         return True
@@ -197,17 +197,19 @@ class SessionProjection(Projection[TView], ABC, Generic[TView]):
         self, events: Sequence[ProjectedEvent], tracking: Tracking
     ) -> bool:
         """Apply events up to ``tracking``; False if that position was already done."""
-        wanted = [event for event in events if self.relevant(event)]
+        by_session: dict[str, list[ProjectedEvent]] = {}
+        for event in events:
+            if self.relevant(event):
+                by_session.setdefault(event.session_id, []).append(event)
 
         def merge(rows: dict[str, Any]) -> list[Any]:
-            changed: dict[str, Any] = {}
-            for event in wanted:
-                row = self.fold(rows.get(event.session_id), event)
-                if row is not None and row is not rows.get(event.session_id):
-                    rows[event.session_id] = changed[event.session_id] = row
-            return list(changed.values())
+            changed = (
+                self.fold(rows.get(key), batch, key)
+                for key, batch in by_session.items()
+            )
+            return [row for row in changed if row is not None]
 
-        return self.view.save({event.session_id for event in wanted}, merge, tracking)
+        return self.view.save(by_session.keys(), merge, tracking)
 
 
 class ListingProjection(SessionProjection[ListingView]):
@@ -215,8 +217,8 @@ class ListingProjection(SessionProjection[ListingView]):
 
     name = "agentlog_listing"
 
-    def fold(self, row: Any, event: ProjectedEvent) -> Any:
-        return fold_listing(row, event)
+    def fold(self, row: Any, events: list[ProjectedEvent], session_id: str) -> Any:
+        return fold_listing(row, events, session_id)
 
 
 class TitleProjection(SessionProjection[TitleView]):
@@ -228,8 +230,8 @@ class TitleProjection(SessionProjection[TitleView]):
     def relevant(self, event: ProjectedEvent) -> bool:
         return event.type == TITLE_EVENT
 
-    def fold(self, row: Any, event: ProjectedEvent) -> Any:
-        return title_row(row, event)
+    def fold(self, row: Any, events: list[ProjectedEvent], session_id: str) -> Any:
+        return fold_title(row, events, session_id)
 
 
 class LineageProjection(SessionProjection[LineageView]):
@@ -241,5 +243,5 @@ class LineageProjection(SessionProjection[LineageView]):
     def relevant(self, event: ProjectedEvent) -> bool:
         return event.type == HEADER_TYPE
 
-    def fold(self, row: Any, event: ProjectedEvent) -> Any:
-        return lineage_row(row, event)
+    def fold(self, row: Any, events: list[ProjectedEvent], session_id: str) -> Any:
+        return fold_lineage(row, events, session_id)

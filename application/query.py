@@ -9,7 +9,7 @@ views, logs from the event store, and nothing here ever writes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from application.catch_up import views_of
 from application.lineage_corpus import StoreLineageCorpus, lineage_model
@@ -108,7 +108,9 @@ class SessionQuery:
         self.app = app
         self.read_window_max = read_window_max
         self.persistence: PersistenceReader | None = (
-            self.store_reader() if persistence is _DEFAULT else persistence  # type: ignore[assignment]
+            self.store_reader()
+            if persistence is _DEFAULT
+            else cast("PersistenceReader | None", persistence)
         )
 
     def store_reader(self) -> StoreReader:
@@ -223,7 +225,7 @@ class SessionQuery:
         return surface
 
     @staticmethod
-    def _eventmake_record(
+    def _event_record(
         session_id: str, event: Envelope, surface: SurfaceClass
     ) -> SessionEventRecord:
         return SessionEventRecord.model_construct(
@@ -265,7 +267,7 @@ class SessionQuery:
         observation = self._observe(session_id)
         surface = self._classes(self._fold(observation.events))
         return [
-            self._eventmake_record(session_id, event, surface(index))
+            self._event_record(session_id, event, surface(index))
             for index, event in enumerate(observation.events)
         ]
 
@@ -323,9 +325,8 @@ class SessionQuery:
         """Replacement chain (the only transitive list) and direct provenance."""
         observation = self._observe(session_id)
         target = observation.at(seq)
-        if target is None:
+        if target is None or type(seq) is not int:
             raise self._no_event(session_id, seq)
-        assert type(seq) is int
         events = observation.events
         fold = self._fold(events)
         replaced_by: dict[int, int] = {}
@@ -345,7 +346,7 @@ class SessionQuery:
             if seq in (event.get("sourceEventSeqs") or ())
         ]
         return SessionEventTrace(
-            target=self._eventmake_record(session_id, target, self._classes(fold)(seq)),
+            target=self._event_record(session_id, target, self._classes(fold)(seq)),
             replaced_by=replaced_by.get(seq),
             replacement_chain=chain,
             replaced_event_seqs=replaced.get(seq, []),

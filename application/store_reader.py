@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from application.projections import HEADER_TYPE, ListingRow, Number, decode_state
+from application.projections import decode_state
 from application.sessions import check_format_version
+from application.view_rows import HEADER_TYPE, ListingRow, Number
 from domain.errors import CorruptSessionLogError, SessionNotFoundError
 from domain.title import TitleSnapshot, fold_session_title
 from domain.vocabulary import check_legacy
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from eventsourcing.application import Application
     from eventsourcing.persistence import StoredEvent
 
-    from application.projections import SessionViews
+    from application.catch_up import SessionViews
     from domain.json import Envelope
 
 Header = Mapping[str, Any]

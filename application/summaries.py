@@ -55,12 +55,8 @@ def fold_live_row(
     """
     session_id = str(header.get("id"))
     created = ProjectedEvent(session_id, HEADER_TYPE, {"type": HEADER_TYPE, **header})
-    row = fold_listing(base, created)
-    for event in events:
-        row = fold_listing(
-            row, ProjectedEvent(session_id, str(event.get("type")), event)
-        )
-    return row
+    projected = [ProjectedEvent(session_id, str(e.get("type")), e) for e in events]
+    return fold_listing(base, [created, *projected], session_id)
 
 
 def summary_row(row: ListingRow, *, live: bool, persisted: bool) -> SessionSummary:

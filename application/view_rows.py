@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -139,87 +139,97 @@ def _text(value: object) -> str | None:
 
 
 # ---------------------------------------------------------------- row folds
+# A listing fold updates a *draft* (a dict of the row's fields) in place: a
+# batch builds each touched row once instead of copying a frozen row per event.
+
+Draft = dict[str, Any]
 
 
-def listing_created(row: ListingRow | None, event: ProjectedEvent) -> ListingRow:
+def listing_created(draft: Draft, event: ProjectedEvent) -> None:
     header = event.header
-    row = row or ListingRow(event.session_id)
     created_at = _number(header.get("createdAt"))
-    return dataclasses.replace(
-        row,
-        header=header,
-        created_at=created_at,
-        parent_session=_text(header.get("parentSession")),
-        cwd=_text(header.get("cwd")),
-        updated_at=row.updated_at if row.updated_at is not None else created_at,
-    )
+    draft["header"] = header
+    draft["created_at"] = created_at
+    draft["parent_session"] = _text(header.get("parentSession"))
+    draft["cwd"] = _text(header.get("cwd"))
+    if draft["updated_at"] is None:
+        draft["updated_at"] = created_at
 
 
-def listing_event(row: ListingRow | None, event: ProjectedEvent) -> ListingRow:
+def listing_event(draft: Draft, event: ProjectedEvent) -> None:
     """Any log event: the count and the updated time move forward."""
-    row = row or ListingRow(event.session_id)
     seq, time = event.envelope.get("seq"), _number(event.envelope.get("time"))
-    count = max(row.event_count, seq + 1) if type(seq) is int else row.event_count
-    updated = row.updated_at
+    if type(seq) is int and seq + 1 > draft["event_count"]:
+        draft["event_count"] = seq + 1
+    updated = draft["updated_at"]
     if time is not None and (updated is None or time > updated):
-        updated = time
-    if count == row.event_count and updated == row.updated_at:
-        return row
-    return dataclasses.replace(row, event_count=count, updated_at=updated)
+        draft["updated_at"] = time
 
 
-def listing_user_message(row: ListingRow | None, event: ProjectedEvent) -> ListingRow:
-    row = listing_event(row, event)
-    seq = event.envelope.get("seq")
+def listing_user_message(draft: Draft, event: ProjectedEvent) -> None:
+    listing_event(draft, event)
+    seq, first = event.envelope.get("seq"), draft["first_prompt_seq"]
     if (
         type(seq) is int
-        and (row.first_prompt_seq is None or seq < row.first_prompt_seq)
+        and (first is None or seq < first)
         and is_eligible_message(event.envelope)
     ):
-        prompt = normalize_title(message_text(event.envelope), FIRST_PROMPT_MAX_BYTES)
-        row = dataclasses.replace(row, first_prompt=prompt, first_prompt_seq=seq)
-    return row
+        text = message_text(event.envelope)
+        draft["first_prompt"] = normalize_title(text, FIRST_PROMPT_MAX_BYTES)
+        draft["first_prompt_seq"] = seq
 
 
-def listing_title(row: ListingRow | None, event: ProjectedEvent) -> ListingRow:
-    row = listing_event(row, event)
+def listing_title(draft: Draft, event: ProjectedEvent) -> None:
+    listing_event(draft, event)
     seq, data = event.envelope.get("seq"), event.envelope.get("data")
     title = data.get("title") if isinstance(data, Mapping) else None
-    if (
-        type(seq) is int
-        and type(title) is str
-        and (row.title_seq is None or seq > row.title_seq)
-    ):
-        row = dataclasses.replace(row, title=title, title_seq=seq)
-    return row
+    latest = draft["title_seq"]
+    if type(seq) is int and type(title) is str and (latest is None or seq > latest):
+        draft["title"] = title
+        draft["title_seq"] = seq
 
 
-LISTING_HANDLERS: Mapping[
-    str, Callable[[ListingRow | None, ProjectedEvent], ListingRow]
-] = {
+LISTING_HANDLERS: Mapping[str, Callable[[Draft, ProjectedEvent], None]] = {
     HEADER_TYPE: listing_created,
     "user/message": listing_user_message,
     TITLE_EVENT: listing_title,
 }
+_LISTING_FIELDS = tuple(f.name for f in dataclasses.fields(ListingRow))
 
 
-def fold_listing(row: ListingRow | None, event: ProjectedEvent) -> ListingRow:
-    """The listing row after one more event (dispatch on the wire type)."""
-    return LISTING_HANDLERS.get(event.type, listing_event)(row, event)
+def fold_listing(
+    row: ListingRow | None, events: Iterable[ProjectedEvent], session_id: str
+) -> ListingRow:
+    """The listing row after these events (dispatch on each wire type)."""
+    row = row or ListingRow(session_id)
+    draft = {name: getattr(row, name) for name in _LISTING_FIELDS}
+    for event in events:
+        LISTING_HANDLERS.get(event.type, listing_event)(draft, event)
+    return ListingRow(**draft)
 
 
-def title_row(row: TitleRow | None, event: ProjectedEvent) -> TitleRow | None:
-    seq, time = event.envelope.get("seq"), _number(event.envelope.get("time"))
-    if type(seq) is not int or time is None or (row is not None and row.seq >= seq):
-        return None
-    return TitleRow(event.session_id, seq, time, event.envelope.get("data"))
+def fold_title(
+    row: TitleRow | None, events: Iterable[ProjectedEvent], session_id: str
+) -> TitleRow | None:
+    """The latest title event wins; ``None`` when nothing newer arrived."""
+    latest = None
+    for event in events:
+        seq, time = event.envelope.get("seq"), _number(event.envelope.get("time"))
+        if type(seq) is int and time is not None and (row is None or seq > row.seq):
+            row = latest = TitleRow(session_id, seq, time, event.envelope.get("data"))
+    return latest
 
 
-def lineage_row(row: LineageRow | None, event: ProjectedEvent) -> LineageRow:
-    header = event.header
-    return LineageRow(
-        event.session_id,
-        _text(header.get("parentSession")),
-        _number(header.get("createdAt")),
-        header,
-    )
+def fold_lineage(
+    row: LineageRow | None, events: Iterable[ProjectedEvent], session_id: str
+) -> LineageRow | None:
+    """The parent link of the created event (the header never changes)."""
+    for event in events:
+        header = event.header
+        row = LineageRow(
+            session_id,
+            _text(header.get("parentSession")),
+            _number(header.get("createdAt")),
+            header,
+        )
+    return row

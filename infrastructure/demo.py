@@ -35,7 +35,9 @@ ToolCall = tuple[str, Mapping[str, Any]]
 """A tool name and its arguments (the model writes them as JSON text)."""
 
 DEMO_CWD = "/workspace/weather-api"
-TITLE_CONFIG = TitleConfig(fallback_max_words=5, fallback_max_bytes=40, max_title_bytes=80)
+TITLE_CONFIG = TitleConfig(
+    fallback_max_words=5, fallback_max_bytes=40, max_title_bytes=80
+)
 """The title limits of the harness's demo spine (persistence-query §2.4)."""
 COMPACT_PREAMBLE = (
     "This is an automatically generated checkpoint condensing an earlier span of the "
@@ -162,24 +164,27 @@ class ScriptedAgent:
                 chunk({"type": f"{kind}-delta", "index": index, "text": piece})
             blocks.append({"type": kind, "text": value})
             chunk({"type": "block-end", "index": index, "block": blocks[-1]})
-        call_ids = []
+        calls_made: list[tuple[str, dict[str, Any]]] = []
         for name, arguments in calls:
             self._calls += 1
             call_id = f"call_{self._calls}"
-            call_ids.append(call_id)
             index = len(blocks)
             raw = dumps(dict(arguments)).decode()
             chunk({"type": "block-start", "index": index, "blockType": "tool-call"})
             half = len(raw) // 2
             for number, piece in enumerate((raw[:half], raw[half:])):
-                delta = {"type": "tool-call-delta", "index": index, "id": call_id}
+                delta: dict[str, Any] = {
+                    "type": "tool-call-delta",
+                    "index": index,
+                    "id": call_id,
+                }
                 if number == 0:
                     delta["name"] = name
                 chunk({**delta, "argumentsDelta": piece})
-            blocks.append(
-                {"type": "tool-call", "id": call_id, "name": name, "arguments": raw}
-            )
-            chunk({"type": "block-end", "index": index, "block": blocks[-1]})
+            block = {"type": "tool-call", "id": call_id, "name": name, "arguments": raw}
+            blocks.append(block)
+            calls_made.append((call_id, block))
+            chunk({"type": "block-end", "index": index, "block": block})
         usage = {
             "inputTokens": 900 + 250 * self.step,
             "outputTokens": 40 + sum(len(dumps(block)) // 4 for block in blocks),
@@ -190,14 +195,15 @@ class ScriptedAgent:
         chunk({"type": "finish", "reason": {"kind": finish}})
         message = {**where, "content": blocks, "usage": usage}
         self.append("assistant/message", message, "append", chunks)
-        for (name, _), block in zip(calls, blocks[-len(calls) or len(blocks) :], strict=False):
-            call_seq = self.append(
-                "tool/call",
-                {**where, "callId": block["id"], "name": name,
-                 "arguments": block["arguments"]},
-            )
-            self.pending[block["id"]] = call_seq
-        return call_ids
+        for call_id, block in calls_made:
+            call = {
+                **where,
+                "callId": call_id,
+                "name": block["name"],
+                "arguments": block["arguments"],
+            }
+            self.pending[call_id] = self.append("tool/call", call)
+        return [call_id for call_id, _ in calls_made]
 
     def tool_result(self, call_id: str, output: str, *, is_error: bool = False) -> None:
         """A tool finished: its result joins the surface and cites its call."""
@@ -272,11 +278,11 @@ class ScriptedAgent:
 # ---------------------------------------------------------------- the script
 
 
-def _turn_one(agent: ScriptedAgent) -> None:
+def _turn_one(agent: ScriptedAgent) -> str | None:
     agent.start_turn(
         "Add a /health endpoint to the weather API and make sure the tests pass."
     )
-    agent.title()
+    title = agent.title()
     agent.inject_context(
         "AGENTS.md (repository root): handlers live in api/routes.py; "
         "run the tests with `pytest -q`.",
@@ -307,7 +313,9 @@ def _turn_one(agent: ScriptedAgent) -> None:
     )
     (edit,) = agent.model_step(
         text="Adding GET /health, returning the status and the version as asked.",
-        calls=[("edit_file", {"path": "api/routes.py", "insert": "@router.get('/health')"})],
+        calls=[
+            ("edit_file", {"path": "api/routes.py", "insert": "@router.get('/health')"})
+        ],
     )
     agent.tool_result(edit, "Applied 1 edit to api/routes.py")
     agent.end_step()
@@ -324,6 +332,7 @@ def _turn_one(agent: ScriptedAgent) -> None:
     )
     agent.end_step()
     agent.end_turn()
+    return title
 
 
 def _turn_two(agent: ScriptedAgent) -> tuple[int, list[int], int]:
@@ -345,7 +354,9 @@ def _turn_two(agent: ScriptedAgent) -> tuple[int, list[int], int]:
     agent.end_step()
     (edit,) = agent.model_step(
         text="Adding a middleware that logs method, path, status and duration.",
-        calls=[("edit_file", {"path": "api/app.py", "insert": "@app.middleware('http')"})],
+        calls=[
+            ("edit_file", {"path": "api/app.py", "insert": "@app.middleware('http')"})
+        ],
     )
     agent.tool_result(edit, "Applied 1 edit to api/app.py")
     agent.end_step()
@@ -357,18 +368,19 @@ def _turn_two(agent: ScriptedAgent) -> tuple[int, list[int], int]:
 def _turn_three_crashes(agent: ScriptedAgent) -> None:
     """A turn whose process dies while a tool runs (flushed up to that point)."""
     agent.start_turn("Run the full test suite and the linter.")
-    tests, lint = agent.model_step(
+    _running, lint = agent.model_step(
         text="Running both in parallel.",
         calls=[("run", {"command": "pytest"}), ("run", {"command": "ruff check ."})],
     )
     agent.tool_result(lint, "All checks passed!")
-    del tests  # still running when the process dies: it never gets a result
+    # pytest is still running when the process dies: it never gets a result.
 
 
 def _fork_turn(agent: ScriptedAgent) -> None:
     agent.start_turn("Run only the fast tests this time.")
     (tests,) = agent.model_step(
-        text="Running the fast tests.", calls=[("run", {"command": "pytest -m 'not slow'"})]
+        text="Running the fast tests.",
+        calls=[("run", {"command": "pytest -m 'not slow'"})],
     )
     agent.tool_result(tests, "12 passed, 3 deselected in 0.38s")
     agent.end_step()
@@ -443,18 +455,17 @@ def run_demo(url: str | None = None, narrate: Narrate = print) -> DemoResult:
     session_id = handle.id
     narrate(f"session {session_id} (cwd {DEMO_CWD})")
 
-    _turn_one(agent)
+    title = _turn_one(agent)
     app.flush(handle)
-    title = agent.title() or _stored_title(handle)
     narrate(
-        f"turn 1: prompt, AGENTS.md context, todo list, 4 streamed steps with "
-        f"parallel tool calls, a steering message; flushed at seq {handle.seq - 1}"
+        f"turn 1: prompt, title “{title}”, AGENTS.md context, todos, 4 streamed "
+        f"steps, parallel tool calls, steering; flushed at seq {handle.seq - 1}"
     )
     checkpoint, shadowed, boundary = _turn_two(agent)
     app.flush(handle)
     narrate(
         f"turn 2: compaction replaced {len(shadowed)} surface events "
-        f"(seqs {shadowed[0]}..{shadowed[-1]}) with the checkpoint at seq "
+        f"(seq {shadowed[0]} to {shadowed[-1]}) with the checkpoint at seq "
         f"{checkpoint}; 3 steps; flushed at seq {handle.seq - 1}"
     )
     _turn_three_crashes(agent)
@@ -492,13 +503,6 @@ def run_demo(url: str | None = None, narrate: Narrate = print) -> DemoResult:
         fork_boundary=boundary,
         closers=closers,
     )
-
-
-def _stored_title(handle: SessionHandle) -> str | None:
-    for event in reversed(handle.events):
-        if event["type"] == "session/title":
-            return str(event["data"]["title"])
-    return None
 
 
 def _closer_label(event: Envelope) -> str:

@@ -111,3 +111,14 @@ def make_app(app_env: dict[str, str]) -> Iterator[Callable[..., Sessions]]:
 @pytest.fixture
 def app(make_app: Callable[..., Sessions]) -> Sessions:
     return make_app()
+
+
+def pytest_make_parametrize_id(
+    config: pytest.Config, val: object, argname: str
+) -> str | None:
+    """Stable ids for objects whose repr has an address (pytest-xdist needs them)."""
+    if val is None or isinstance(val, (bool, int, float, str, bytes)):
+        return None
+    if callable(val) and hasattr(val, "__name__"):
+        return str(val.__name__)
+    return f"{argname}-{type(val).__name__}"

@@ -153,6 +153,7 @@ class Report:
             f"Run {stamp}; {self.data.get('elapsed_seconds', 0):.0f} s wall. Machine: "
             f"nproc={machine['nproc']}, {machine['implementation']} "
             f"{machine['python']}, SQLite {machine['sqlite']}, {machine['platform']}.",
+            self.load_line(),
             f"Samples: W1 median of {size['write_repeats']} (each after an in-process "
             f"warm-up at {fmt_int(size['w1_warmup_messages'])} msgs); cold cases "
             f"median of {size['read_repeats']}"
@@ -169,6 +170,18 @@ class Report:
             )
             lines.append(f"| {self.label(system)} | {status} | {versions} |")
         return lines
+
+    def load_line(self) -> str:
+        """1-minute load average seen before each job (nproc is the quiet level)."""
+        load = self.data.get("load_average")
+        if not load:
+            return "Load average: not recorded."
+        return (
+            f"Load average before jobs: min {load['min']:.1f}, median "
+            f"{load['median']:.1f}, max {load['max']:.1f} (a value above nproc means "
+            "other work shared the machine and skews absolute times; ratios within "
+            "a round are less affected)."
+        )
 
     def method(self) -> list[str]:
         """How to read the numbers."""

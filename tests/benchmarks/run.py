@@ -167,6 +167,7 @@ class Runner:
         self.cells: dict[tuple[str, str], Cell] = {}
         self.appends: dict[tuple[str, str], int] = {}
         self._jobs = 0
+        self.loads: list[float] = []
         self.started = time.time()
 
     # -- worker protocol -----------------------------------------------------------
@@ -182,6 +183,8 @@ class Runner:
         out = path.with_suffix(".out.json")
         job = {"system": system, "op": op, "db": str(db), "args": args, "out": str(out)}
         path.write_text(json.dumps(job))
+        # Other work on the machine skews every figure: keep the evidence.
+        self.loads.append(os.getloadavg()[0])
         try:
             proc = subprocess.run(
                 [sys.executable, "-m", WORKER, str(path)],
@@ -370,6 +373,11 @@ class Runner:
                 for (k, s), c in self.cells.items()
             },
             "elapsed_seconds": time.time() - self.started,
+            "load_average": {
+                "min": min(self.loads, default=0.0),
+                "median": statistics.median(self.loads) if self.loads else 0.0,
+                "max": max(self.loads, default=0.0),
+            },
         }
 
 

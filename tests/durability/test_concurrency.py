@@ -45,12 +45,17 @@ JOIN_TIMEOUT = 300.0
 # interval keeps that tail short, so the test spends its time contending, not
 # decoding (the default of 500 makes the PostgreSQL run ~2x slower).
 SNAPSHOT_INTERVAL = "50"
+RETRY_ATTEMPTS = 1000
 
 _CONTEXT = multiprocessing.get_context("spawn")
 
 
 def run_writers(
-    target: Callable[..., None], env: dict[str, str], session_id: str, count: int
+    target: Callable[..., None],
+    env: dict[str, str],
+    session_id: str,
+    count: int,
+    *extra: Any,
 ) -> list[WriterResult]:
     """Start the writers, release them together, and collect their results."""
     barrier = _CONTEXT.Barrier(WRITERS)
@@ -58,7 +63,7 @@ def run_writers(
     processes = [
         _CONTEXT.Process(
             target=target,
-            args=(env, session_id, writer, count, barrier, results),
+            args=(env, session_id, writer, count, barrier, results, *extra),
             daemon=True,
         )
         for writer in range(WRITERS)
@@ -110,6 +115,7 @@ def test_four_writers_with_the_retry_helper_lose_and_duplicate_nothing(
         writer_env(store_env),
         session_id,
         NOTES_PER_WRITER,
+        RETRY_ATTEMPTS,
     )
     seconds = time.perf_counter() - began
     try:
@@ -118,7 +124,9 @@ def test_four_writers_with_the_retry_helper_lose_and_duplicate_nothing(
         reader.close()
     print(
         "\n"
-        + figures_line(f"retry[{shared_backend}] events={len(events)}", results, seconds)
+        + figures_line(
+            f"retry[{shared_backend}] events={len(events)}", results, seconds
+        )
     )
 
     assert len(events) == WRITERS * NOTES_PER_WRITER
@@ -161,7 +169,9 @@ def test_four_writers_without_retry_get_the_typed_error_and_lose_nothing(
         setup.close()
     print(
         "\n"
-        + figures_line(f"plain[{shared_backend}] events={len(events)}", results, seconds)
+        + figures_line(
+            f"plain[{shared_backend}] events={len(events)}", results, seconds
+        )
     )
 
     assert [event["seq"] for event in events] == list(range(len(events)))
@@ -174,11 +184,10 @@ def test_four_writers_without_retry_get_the_typed_error_and_lose_nothing(
         for result in results
         for number, first, size in result.acked
     }
-    refused = {
-        (result.writer, number): expected
-        for result in results
-        for number, expected, _ in result.refused
-    }
+    refusals = [
+        (result.writer, refusal) for result in results for refusal in result.refused
+    ]
+    refused = {(writer, refusal.number) for writer, refusal in refusals}
     # Every acknowledged batch is stored whole, in order, where its flush put it.
     for (writer, number), (first, size) in acked.items():
         assert [e["data"] for e in events[first : first + size]] == [
@@ -187,13 +196,19 @@ def test_four_writers_without_retry_get_the_typed_error_and_lose_nothing(
     # Nothing else is stored: no refused batch, not even a part of one (no merge).
     assert set(batches) == set(acked)
     assert sum(batches.values()) == len(events) - 1
-    assert not set(refused) & set(batches)
-    # Each refusal named the seq it expected, and another writer holds that seq.
-    for (writer, _), expected in refused.items():
-        assert events[expected]["data"]["writer"] != writer
-    for result in results:
-        for _, expected, message in result.refused:
-            assert message.startswith(f'append seq mismatch for "{session_id}": ')
-            assert f"expected {expected} " in message
+    assert not refused & set(batches)
+    # Each refusal is the typed error naming the session and the seq the batch
+    # expected, which another writer holds; the stale handle kept the refused batch
+    # as pending (the caller can re-apply it) and refused further appends.
+    for writer, refusal in refusals:
+        assert refusal.session_id == session_id
+        assert refusal.expected_seq == refusal.first
+        assert refusal.message.startswith(
+            f'append seq mismatch for "{session_id}": expected {refusal.first} '
+        )
+        assert events[refusal.expected_seq]["data"]["writer"] != writer
+        assert refusal.stale
+        assert refusal.pending_kept
+        assert refusal.append_refused
     assert len(acked) + len(refused) == WRITERS * BATCHES_PER_WRITER
     assert sum(result.conflicts for result in results) == len(refused) > 0

@@ -230,7 +230,8 @@ def check_whole_log(app: Sessions, figures: CrashFigures) -> None:
     interrupted = [
         event
         for event in events
-        if event["type"] == "turn/end" and event["data"]["reason"]["kind"] == "interrupted"
+        if event["type"] == "turn/end"
+        and event["data"]["reason"]["kind"] == "interrupted"
     ]
     assert len(interrupted) == figures.repairs
     assert app.messages(SESSION_ID) == derive_messages(events)

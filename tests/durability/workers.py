@@ -70,7 +70,11 @@ def agent_turn(turn: int) -> list[AppendArgs]:
             {"turn": turn, "trigger": {"kind": "message", "source": USER}},
             None,
         ),
-        ("user/message", {"content": _text(f"prompt {turn}"), "source": USER}, "append"),
+        (
+            "user/message",
+            {"content": _text(f"prompt {turn}"), "source": USER},
+            "append",
+        ),
         ("step/start", {"turn": turn, "step": 1}, None),
         chunk(1, "let me "),
         chunk(1, "look"),
@@ -167,7 +171,9 @@ def crash_writer(
         app = Sessions(env=env)
         handle = app.get_session(session_id)
         events = agent_events(handle.aggregate.turns.next_turn)
-        os.write(fd, f"start {handle.seq} {handle.aggregate.turns.next_turn}\n".encode())
+        os.write(
+            fd, f"start {handle.seq} {handle.aggregate.turns.next_turn}\n".encode()
+        )
         while True:
             for _ in range(batch_size(handle.seq)):
                 append_args(handle, next(events))
@@ -223,6 +229,21 @@ def read_report(path: str) -> CrashReport:
 # ------------------------------------------------------------- concurrent writers
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """One conflicted flush of the plain writer, and the handle's state after it."""
+
+    number: int
+    first: int
+    """The seq the batch would have started at."""
+    session_id: str
+    expected_seq: int
+    message: str
+    stale: bool
+    pending_kept: bool
+    append_refused: bool
+
+
 @dataclass
 class WriterResult:
     """What one concurrent writer did; sent back to the parent through a queue."""
@@ -235,8 +256,8 @@ class WriterResult:
     seconds: float = 0.0
     acked: list[tuple[int, int, int]] = field(default_factory=list)
     """(batch number, first seq, size) of every flush that returned."""
-    refused: list[tuple[int, int, str]] = field(default_factory=list)
-    """(batch number, expected seq, message) of every flush that conflicted."""
+    refused: list[Refusal] = field(default_factory=list)
+    """Every flush that conflicted."""
     error: str | None = None
 
 
@@ -311,10 +332,10 @@ def plain_writer(
 ) -> None:
     """Flush ``count`` batches of 1–3 notes with no retry; a conflicted batch is dropped.
 
-    After a conflict the handle must be stale (appending raises
-    :class:`StaleSessionError`) and must still hold the refused batch as pending —
-    the caller loses nothing it could re-apply. The writer then reloads with
-    ``get_session`` and goes on with its next batch.
+    Each conflict is recorded with what the handle looked like afterwards (stale?
+    refused batch still pending? a further append refused?) for the parent to
+    check. The writer then reloads with ``get_session`` and goes on with its next
+    batch.
     """
     result = WriterResult(writer)
     rng = random.Random(writer)
@@ -328,28 +349,37 @@ def plain_writer(
                 handle = app.get_session(session_id)
             size = rng.randint(1, 3)
             first = handle.seq
-            for part in range(size):
-                handle.append(NOTE_TYPE, note(writer, number, part, size))
+            batch = [note(writer, number, part, size) for part in range(size)]
+            for data in batch:
+                handle.append(NOTE_TYPE, data)
             result.attempts += 1
             try:
                 app.flush(handle)
             except SessionConflictError as error:
                 result.conflicts += 1
-                assert error.session_id == session_id
-                assert error.expected_seq == first, (error.expected_seq, first)
-                assert handle.stale
-                pending = [event["data"] for event in handle.pending]
-                assert pending == [note(writer, number, p, size) for p in range(size)]
-                try:
-                    handle.append(NOTE_TYPE, note(writer, number))
-                except StaleSessionError:
-                    pass
-                else:
-                    raise AssertionError("a stale handle accepted an append") from None
-                result.refused.append((number, error.expected_seq, str(error)))
+                result.refused.append(
+                    Refusal(
+                        number=number,
+                        first=first,
+                        session_id=error.session_id,
+                        expected_seq=error.expected_seq,
+                        message=str(error),
+                        stale=handle.stale,
+                        pending_kept=[e["data"] for e in handle.pending] == batch,
+                        append_refused=_append_refused(handle),
+                    )
+                )
             else:
                 result.acked.append((number, first, size))
         result.seconds = time.perf_counter() - began
     except BaseException:
         result.error = traceback.format_exc()
     results.put(result)
+
+
+def _append_refused(handle: SessionHandle) -> bool:
+    try:
+        handle.append(NOTE_TYPE, {})
+    except StaleSessionError:
+        return True
+    return False

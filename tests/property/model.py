@@ -35,8 +35,9 @@ JSON_SCALARS = (
 )
 JSON = st.recursive(
     JSON_SCALARS,
-    lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(TEXT, inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3)
+    ),
     max_leaves=6,
 )
 SOURCES = st.sampled_from(
@@ -218,7 +219,10 @@ class SessionModel:
             self.calls += 1
             ids.append(f"call-{self.calls}")
         blocks = draw(st.lists(BLOCKS, max_size=2))
-        calls = [{"type": "tool-call", "id": i, "name": "bash", "arguments": "{}"} for i in ids]
+        calls = [
+            {"type": "tool-call", "id": i, "name": "bash", "arguments": "{}"}
+            for i in ids
+        ]
         data: dict[str, Any] = {
             "turn": self.open_turn,
             "step": self.open_step,
@@ -274,7 +278,11 @@ class SessionModel:
     def _cite(self, draw: Draw, removed: list[int], *also: int) -> list[int]:
         """Provenance covering ``removed``, maybe with other earlier seqs, shuffled."""
         others = [s for s in range(self.seq) if s not in removed and s not in also]
-        extra = draw(st.lists(st.sampled_from(others), max_size=2, unique=True)) if others else []
+        extra = (
+            draw(st.lists(st.sampled_from(others), max_size=2, unique=True))
+            if others
+            else []
+        )
         return draw(st.permutations([*also, *removed, *extra]))
 
     def compaction(self, draw: Draw) -> None:
@@ -290,7 +298,10 @@ class SessionModel:
             "shadowedTokenCount": 7 * len(removed),
         }
         summary_seq = self.add(Append("compact/summary", summary_data))
-        checkpoint = {"content": summary, "source": {"kind": "plugin", "plugin": "compact"}}
+        checkpoint = {
+            "content": summary,
+            "source": {"kind": "plugin", "plugin": "compact"},
+        }
         sources = self._cite(draw, removed, start, summary_seq)
         self.add(Append("user/message", checkpoint, op, sources))
         self.add(Append("compact/end", {"turn": turn}))

@@ -136,7 +136,11 @@ def renumbered(event: dict[str, Any], new_seq: dict[int, int]) -> dict[str, Any]
     event = {**copy_json(event), "seq": new_seq[event["seq"]]}
     op = event.get("surfaceOp")
     if isinstance(op, dict):
-        event["surfaceOp"] = {**op, "start": new_seq[op["start"]], "end": new_seq[op["end"]]}
+        event["surfaceOp"] = {
+            **op,
+            "start": new_seq[op["start"]],
+            "end": new_seq[op["end"]],
+        }
     if "sourceEventSeqs" in event:
         event["sourceEventSeqs"] = [new_seq[s] for s in event["sourceEventSeqs"]]
     return event

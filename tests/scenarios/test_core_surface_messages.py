@@ -1,22 +1,22 @@
 """session-core §8 C (surface linked list, 27–45) and D (derived messages, 46–59).
 
-C and D run on the bare aggregate (``S``, invariants off) and derive with
-:func:`domain.messages.derive_messages` over the recorded events; a few D scenarios
-also run through ``Sessions.messages`` on every backend, before and after a reload.
-Where session-core §0.1 makes us stricter than the seed (36–41, 43: a bad replace is
-rejected at append instead of poisoning later reads), the test checks our rule and
-says so. 60 and 61 are properties: tests/property/test_property_sessions.py.
+Both run on the bare aggregate (``S``, invariants off): nodes come from
+``session.surface.nodes`` and messages from :func:`domain.messages.derive_messages`
+over the recorded events. Where session-core §0.1 makes us stricter than the seed
+(36–41, 43: a bad replace is rejected at append instead of poisoning later reads),
+the test checks our rule and says so. D through ``Sessions.messages`` on every
+backend: test_core_messages_backends.py; 60 and 61 are properties:
+tests/property/test_property_sessions.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from application import Sessions
 from domain.errors import SurfaceError
+from domain.json import copy_json
 from domain.messages import derive_messages
 from domain.session import Session
 from domain.surface import SurfaceNode
@@ -37,7 +37,6 @@ from tests.scenarios.harness import (
     text,
 )
 
-MakeApp = Callable[..., Sessions]
 USER = {"kind": "user"}
 COMPACT = {"kind": "plugin", "plugin": "compact"}
 
@@ -69,21 +68,6 @@ def derived(*appends: Append) -> list[dict[str, Any]]:
     replay = Session.create("replay", seed=scenario.events, invariants=False)
     assert replay.surface.seqs == scenario.session.surface.seqs
     return messages
-
-
-def on_backend(make_app: MakeApp, *appends: Append) -> list[dict[str, Any]]:
-    """``st.messages`` live, then flushed and read by a second application."""
-    writer = make_app(invariants=False)
-    handle = writer.create_session(session_id="d")
-    for append in appends:
-        handle.append(
-            append.type, append.data, append.surface_op, append.source_event_seqs
-        )
-    live = writer.messages("d")
-    assert live == derive_messages(handle.events)
-    writer.flush(handle)
-    assert make_app(invariants=False).messages("d") == live
-    return live
 
 
 # ------------------------------------------------------- C. surface linked list
@@ -173,7 +157,8 @@ def test_core_037_an_unknown_end_is_rejected_at_append() -> None:
 
 def test_core_038_a_start_after_its_end_is_rejected_at_append() -> None:
     Scenario().given(U("a"), U("b")).when(Rep(1, 0, [1, 0])).then_error(
-        SurfaceError, "surface replace: start seq 1 (index 1) is after end seq 0 (index 0)"
+        SurfaceError,
+        "surface replace: start seq 1 (index 1) is after end seq 0 (index 0)",
     )
 
 
@@ -288,10 +273,6 @@ def test_core_046_roles_and_the_tool_result_block() -> None:
     assert derived(*STEP_46) == EXPECTED_46
 
 
-def test_core_046_on_every_backend(make_app: MakeApp) -> None:
-    assert on_backend(make_app, *STEP_46) == EXPECTED_46
-
-
 def test_core_047_log_only_events_never_produce_messages() -> None:
     messages = derived(TS(1), chunk(), chunk(), U("q"), A("a"), TE(1))
     assert [m["role"] for m in messages] == ["user", "assistant"]
@@ -328,13 +309,6 @@ def test_core_049_steering_messages_are_framed_too() -> None:
                 text("</steering>"),
             ],
         }
-    ]
-
-
-def test_core_048_049_on_every_backend(make_app: MakeApp) -> None:
-    assert on_backend(make_app, TS(1), CONTEXT_48, STEERING_49) == [
-        *derived(CONTEXT_48),
-        *derived(STEERING_49),
     ]
 
 
@@ -393,15 +367,6 @@ def test_core_056_a_replacement_takes_the_place_of_its_range() -> None:
     assert derived(*appends) == [{"role": "assistant", "content": [text("compacted")]}]
 
 
-def test_core_056_on_every_backend(make_app: MakeApp) -> None:
-    appends = (U("a"), U("original"), U("z"), Rep(1, 1, [1], value="compacted"))
-    assert on_backend(make_app, *appends) == [
-        {"role": "user", "content": [text("a")]},
-        {"role": "assistant", "content": [text("compacted")]},
-        {"role": "user", "content": [text("z")]},
-    ]
-
-
 def test_core_057_a_compaction_checkpoint_is_a_plain_user_message() -> None:
     checkpoint = Append(
         "user/message",
@@ -423,29 +388,11 @@ def mutate(messages: list[dict[str, Any]]) -> None:
 
 def test_core_058_mutating_derived_messages_changes_nothing() -> None:
     scenario = Scenario().given(*STEP_46)
-    before = [dict(e) for e in scenario.events]
-    mutate(derive_messages(scenario.events))
-    assert scenario.events == before
-    assert derive_messages(scenario.events) == EXPECTED_46
-
-
-def test_core_058_059_through_the_application(make_app: MakeApp) -> None:
-    # 59: the incremental cache (§0.4) still hands out fresh, equal copies.
-    app = make_app(invariants=False)
-    handle = app.create_session(session_id="m")
-    for append in STEP_46:
-        handle.append(
-            append.type, append.data, append.surface_op, append.source_event_seqs
-        )
-    events = handle.events
-    first = app.messages("m")
-    mutate(first)
-    assert handle.events == events
-    second, third = app.messages("m"), app.messages("m")
-    assert second == third == EXPECTED_46
-    assert second is not third
-    assert all(a is not b for a, b in zip(second, third, strict=True))
-    assert second[2]["content"][0] is not third[2]["content"][0]
+    stored = [e.envelope for e in scenario.session.pending_events[1:]]  # type: ignore[attr-defined]
+    before = copy_json(stored)
+    mutate(derive_messages(stored))
+    assert stored == before == scenario.events
+    assert derive_messages(stored) == EXPECTED_46
 
 
 def test_core_059_two_derivations_are_equal_but_distinct() -> None:

@@ -1,0 +1,7 @@
+"""``python -m infrastructure.cli``: the same command line as ``agentlog``."""
+
+from __future__ import annotations
+
+from infrastructure.cli.commands import main
+
+main()

@@ -1,0 +1,364 @@
+"""Human output of the command line: tables, trees and transcripts built with rich.
+
+Every function turns a read's result into a renderable and nothing else, so the
+commands stay one screen each and ``--json`` never goes through here. User text is
+wrapped in :class:`~rich.text.Text`, never parsed as markup.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from rich import box
+from rich.console import Group
+from rich.segment import Segment
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from domain.json import dumps
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+
+    from application.query import (
+        SessionEventTrace,
+        SessionEventWindow,
+        SessionLineageNode,
+        SessionLineageTrace,
+        SessionRecord,
+        SessionSummary,
+    )
+    from domain.json import Envelope
+    from domain.title import TitleSnapshot
+
+SUMMARY_WIDTH = 90
+SURFACE_STYLES = {"current": "green", "shadowed": "yellow", "log-only": "dim"}
+ROLE_STYLES = {"user": "bold cyan", "assistant": "bold magenta", "system": "bold"}
+_SPACES = re.compile(r"\s+")
+
+
+# ------------------------------------------------------------------ values
+
+
+def when(ms: object) -> str:
+    """Epoch milliseconds as local time; anything else as it is."""
+    if type(ms) is not int and type(ms) is not float:
+        return "?" if ms is None else str(ms)
+    try:
+        return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return str(ms)
+
+
+def short_when(ms: object) -> str:
+    """Month, day and minute: enough to tell sessions apart in a listing."""
+    full = when(ms)
+    return full[5:16] if len(full) == 19 else full
+
+
+def compact_json(value: object) -> str:
+    return dumps(value).decode("utf-8").lstrip(" ")
+
+
+def one_line(text: str, width: int = SUMMARY_WIDTH) -> str:
+    """Whitespace collapsed, cut to ``width`` characters with an ellipsis."""
+    text = _SPACES.sub(" ", text).strip()
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def pretty_json(value: object) -> str:
+    """Indented JSON for reading; compact when too deep for the indenting encoder."""
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2)
+    except (RecursionError, ValueError, TypeError):
+        return compact_json(value)
+
+
+def _dict(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def block_text(block: object) -> str:
+    """One content block as plain text (unknown block types by their type)."""
+    data = _dict(block)
+    kind = data.get("type")
+    if kind in {"text", "reasoning"}:
+        return str(data.get("text", ""))
+    if kind == "tool-call":
+        return f"→ {data.get('name')}({data.get('arguments', '')})"
+    if kind == "tool-result":
+        inner = content_text(data.get("content"))
+        return f"← {data.get('toolCallId')}: {inner}"
+    return f"[{kind}]"
+
+
+def content_text(content: object) -> str:
+    if not isinstance(content, list):
+        return ""
+    return " ".join(block_text(block) for block in content)
+
+
+def _source(data: Mapping[str, Any]) -> str:
+    source = _dict(data.get("source"))
+    plugin = source.get("plugin")
+    return f"[{plugin}] " if isinstance(plugin, str) else ""
+
+
+def describe(event: Mapping[str, Any]) -> str:
+    """What an event says, in one line, for event lists and tables."""
+    kind = event.get("type")
+    data = _dict(event.get("data"))
+    turn, step = data.get("turn"), data.get("step")
+    if kind == "turn/start":
+        trigger = _dict(data.get("trigger"))
+        origin = _dict(trigger.get("source")).get("kind", "?")
+        text = f"turn {turn} · {trigger.get('kind')} from {origin}"
+    elif kind == "turn/end":
+        text = f"turn {turn} · {_dict(data.get('reason')).get('kind')}"
+    elif kind in {"step/start", "step/end"}:
+        text = f"turn {turn} step {step}"
+    elif kind in {"user/message", "context/message", "steering/message"}:
+        text = _source(data) + content_text(data.get("content"))
+    elif kind == "prompt/blocked":
+        text = f"{content_text(data.get('content'))} (blocked: {data.get('reason')})"
+    elif kind == "assistant/chunk":
+        text = _describe_chunk(_dict(data.get("chunk")))
+    elif kind == "assistant/message":
+        text = content_text(data.get("content")) or "(no content)"
+    elif kind == "tool/call":
+        text = f"{data.get('callId')} {data.get('name')}({data.get('arguments')})"
+    elif kind == "tool/result":
+        error = " (error)" if data.get("isError") else ""
+        text = f"{data.get('callId')}{error}: {content_text(data.get('content'))}"
+    elif kind == "todo/write":
+        text = _describe_todos(data.get("todos"))
+    elif kind == "compact/summary":
+        shadowed = data.get("shadowedSeqs")
+        count = len(shadowed) if isinstance(shadowed, list) else "?"
+        tokens = data.get("shadowedTokenCount")
+        summary = content_text(data.get("summary"))
+        text = f"{count} events, ~{tokens} tokens: {summary}"
+    elif kind in {"compact/start", "compact/end"}:
+        failure = data.get("error")
+        text = f"turn {turn}" + (f" · error: {failure}" if failure else "")
+    elif kind == "session/title":
+        kind_of = _dict(data.get("source")).get("kind")
+        text = f"“{data.get('title')}” ({kind_of})"
+    else:
+        text = compact_json(event.get("data"))
+    return one_line(text)
+
+
+def _describe_chunk(chunk: Mapping[str, Any]) -> str:
+    kind = chunk.get("type")
+    if kind in {"text-delta", "reasoning-delta"}:
+        return f"{kind} {json.dumps(chunk.get('text'), ensure_ascii=False)}"
+    if kind == "tool-call-delta":
+        return f"{kind} {chunk.get('id')} {chunk.get('argumentsDelta')}"
+    if kind == "block-start":
+        return f"{kind} {chunk.get('blockType')}"
+    if kind == "finish":
+        return f"finish {_dict(chunk.get('reason')).get('kind')}"
+    if kind == "usage":
+        usage = _dict(chunk.get("usage"))
+        return f"usage in {usage.get('inputTokens')} out {usage.get('outputTokens')}"
+    return str(kind)
+
+
+def _describe_todos(todos: object) -> str:
+    if not isinstance(todos, list):
+        return "?"
+    items = [_dict(todo) for todo in todos]
+    done = sum(1 for todo in items if todo.get("status") == "completed")
+    active = [
+        todo.get("content") for todo in items if todo.get("status") == "in_progress"
+    ]
+    now = f" · now: {active[0]}" if active else ""
+    return f"{done}/{len(items)} done{now}"
+
+
+# ------------------------------------------------------------ renderables
+
+
+class Indented:
+    """Text wrapped under an indent, without the trailing padding ``Padding`` adds."""
+
+    def __init__(self, text: Text, indent: int = 3) -> None:
+        self.text = text
+        self.indent = indent
+
+    def __rich_console__(
+        self, console: Console, options: ConsoleOptions
+    ) -> RenderResult:
+        width = max(1, options.max_width - self.indent)
+        for line in self.text.wrap(console, width):
+            line.rstrip()
+            if line.plain:
+                yield Segment(" " * self.indent)
+            yield from line.render(console)
+            yield Segment.line()
+
+
+def mark(surface: str) -> Text:
+    return Text(surface, style=SURFACE_STYLES.get(surface, ""))
+
+
+def messages_view(messages: Sequence[Mapping[str, Any]]) -> RenderableType:
+    """The derived LLM history as a transcript: role, then each block."""
+    if not messages:
+        return Text("(no messages)", style="dim")
+    parts: list[RenderableType] = []
+    for number, message in enumerate(messages, 1):
+        role = str(message.get("role"))
+        parts.append(Text(f"#{number} {role}", style=ROLE_STYLES.get(role, "bold")))
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            kind = _dict(block).get("type")
+            style = "dim italic" if kind == "reasoning" else ""
+            if kind in {"tool-call", "tool-result"}:
+                style = "blue"
+            prefix = "(reasoning) " if kind == "reasoning" else ""
+            parts.append(Indented(Text(prefix + block_text(block), style=style)))
+    return Group(*parts)
+
+
+def events_table(
+    title: str,
+    events: Iterable[Envelope],
+    surface: Mapping[int, str] | None = None,
+    *,
+    notes: Mapping[int, str] | None = None,
+    highlight: int | None = None,
+) -> Table:
+    """Events one per row: seq, surface class (when known), type, what it says."""
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    table.add_column("seq", justify="right", no_wrap=True)
+    if surface is not None:
+        table.add_column("surface", no_wrap=True)
+    table.add_column("type", no_wrap=True)
+    table.add_column("event", overflow="fold")
+    for event in events:
+        seq = event.get("seq")
+        row: list[RenderableType] = [Text(str(seq))]
+        if surface is not None:
+            row.append(mark(surface.get(seq, "log-only") if type(seq) is int else "?"))
+        row.append(Text(str(event.get("type"))))
+        note = (notes or {}).get(seq) if type(seq) is int else None
+        summary = Text(describe(event))
+        if note:
+            summary.append(f"  {note}", style="yellow")
+        row.append(summary)
+        table.add_row(*row, style="reverse" if seq == highlight else None)
+    return table
+
+
+def header_view(
+    header: Mapping[str, Any], title: TitleSnapshot | None
+) -> RenderableType:
+    """A session's header fields and its current title."""
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("session", Text(str(header.get("id"))))
+    table.add_row("title", Text(title.title if title else "(none)"))
+    table.add_row("created", Text(when(header.get("createdAt"))))
+    for key, label in (
+        ("cwd", "cwd"),
+        ("parentSession", "forked from"),
+        ("seedLength", "inherited events"),
+        ("delegationDepth", "delegation depth"),
+    ):
+        if key in header:
+            table.add_row(label, Text(str(header[key])))
+    return table
+
+
+def summaries_table(rows: Sequence[SessionSummary], title: str) -> Table:
+    """The listing, newest first, one session per row; fits 80 columns."""
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    table.add_column("id", no_wrap=True, min_width=36)
+    table.add_column("created", no_wrap=True)
+    table.add_column("events", justify="right", min_width=6)
+    table.add_column("title", overflow="ellipsis", no_wrap=True, min_width=12)
+    for row in rows:
+        label = Text(row.title) if row.title else Text(row.first_prompt or "", "dim")
+        if row.parent_session:
+            label.append(f" (fork of {row.parent_session[:8]})", style="dim")
+        table.add_row(
+            Text(row.id), short_when(row.created_at), str(row.event_count), label
+        )
+    return table
+
+
+def _record_label(record: SessionRecord, *, target: str) -> Text:
+    header = record.header
+    session_id = str(header.get("id"))
+    label = Text(session_id, style="bold" if session_id == target else "")
+    label.append(f"  {when(header.get('createdAt'))}", style="dim")
+    if "seedLength" in header:
+        label.append(f"  forked with {header['seedLength']} events", style="dim")
+    if session_id == target:
+        label.append("  ◀ this session", style="cyan")
+    return label
+
+
+def lineage_view(trace: SessionLineageTrace) -> RenderableType:
+    """Ancestors from the root down to the target, then its descendant tree."""
+    target = str(trace.target.header.get("id"))
+    chain = [*reversed(trace.ancestors), trace.target]
+    if trace.complete:
+        top = branch = Tree(_record_label(chain[0], target=target))
+    else:
+        missing = f"{trace.unresolved_parent_id}  (not in this store)"
+        top = Tree(Text(missing, style="dim"))
+        branch = top.add(_record_label(chain[0], target=target))
+    for record in chain[1:]:
+        branch = branch.add(_record_label(record, target=target))
+    stack: list[tuple[Tree, Sequence[SessionLineageNode]]] = [
+        (branch, trace.descendants)
+    ]
+    while stack:
+        parent, nodes = stack.pop()
+        for node in nodes:
+            child = parent.add(_record_label(node.session, target=target))
+            stack.append((child, node.descendants))
+    return top
+
+
+def window_view(window: SessionEventWindow) -> RenderableType:
+    """The events around a target, then the target in full."""
+    target = window.target
+    session_id = window.session.get("id")
+    table = events_table(
+        f"session {session_id} · seqs {window.start_seq}..{window.end_seq}",
+        window.events,
+        highlight=target.get("seq"),
+    )
+    body = Text(pretty_json(target))
+    return Group(table, Text(f"event {target.get('seq')}", style="bold"), body)
+
+
+def event_trace_view(trace: SessionEventTrace) -> RenderableType:
+    """Where an event sits: replacement chain and direct provenance."""
+    record = trace.target
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+
+    def seqs(values: Sequence[int]) -> Text:
+        return Text(", ".join(map(str, values)) if values else "—")
+
+    table.add_row("event", Text(f"{record.seq} {record.type}"))
+    table.add_row("surface", mark(record.surface))
+    if trace.replaced_by is not None:
+        table.add_row("replaced by", Text(str(trace.replaced_by)))
+    table.add_row("replacement chain", seqs(trace.replacement_chain))
+    table.add_row("replaces", seqs(trace.replaced_event_seqs))
+    table.add_row("sources", seqs(trace.source_event_seqs))
+    table.add_row("derived", seqs(trace.derived_event_seqs))
+    return table

@@ -1,0 +1,148 @@
+"""Stores and a runner for the command-line tests: every command runs in a real process.
+
+Each test gets a fresh store (a SQLite file in its temporary directory, or its own
+PostgreSQL schema given through the store URL's ``?schema=``, dropped afterwards).
+The read-only tests share one store per backend that ``agentlog demo`` filled.
+With ``CI=true`` an unreachable PostgreSQL fails the test instead of skipping it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.conftest import PG_URL, pg_params
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CLI_BACKENDS = ["sqlite", "postgres"]
+TIMEOUT = 180
+
+
+@dataclass(frozen=True)
+class Result:
+    """What one ``agentlog`` process did."""
+
+    args: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+    raw_stdout: bytes = b""
+
+    def json(self) -> Any:
+        assert self.returncode == 0, self
+        return json.loads(self.stdout)
+
+    def ok(self) -> Result:
+        assert self.returncode == 0, self
+        assert "Traceback" not in self.stderr, self.stderr
+        return self
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    """The test process's environment, without a store choice, wide output."""
+    env = {k: v for k, v in os.environ.items() if k != "AGENTLOG_STORE"}
+    env.update(COLUMNS="200", PYTHONIOENCODING="utf-8")
+    env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")])
+    )
+    env.update(extra)
+    return env
+
+
+def run_cli(
+    *args: str,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    program: list[str] | None = None,
+) -> Result:
+    """Run the command line in a new process (``python -m infrastructure.cli``)."""
+    command = program or [sys.executable, "-m", "infrastructure.cli"]
+    process = subprocess.run(
+        [*command, *args],
+        cwd=cwd,
+        env=env or cli_env(),
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    return Result(
+        args=tuple(args),
+        returncode=process.returncode,
+        stdout=process.stdout.decode("utf-8", "replace"),
+        stderr=process.stderr.decode("utf-8", "replace"),
+        raw_stdout=process.stdout,
+    )
+
+
+@dataclass
+class Store:
+    """A store URL and a working directory to run ``agentlog`` against it."""
+
+    backend: str
+    url: str
+    cwd: Path
+    ids: dict[str, str] = field(default_factory=dict)
+    demo_output: str = ""
+
+    def __call__(self, *args: str, env: dict[str, str] | None = None) -> Result:
+        return run_cli("--store", self.url, *args, cwd=self.cwd, env=env)
+
+
+def postgres_schema_url() -> Iterator[str]:
+    """A store URL for a fresh schema on the test server; dropped afterwards."""
+    import psycopg
+
+    schema = "cli_" + uuid.uuid4().hex[:16]
+    try:
+        connection = psycopg.connect(**pg_params())
+    except psycopg.OperationalError as error:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"PostgreSQL is unreachable in CI: {error}")
+        pytest.skip(f"PostgreSQL is unreachable: {error}")
+    with connection:
+        connection.execute(f'CREATE SCHEMA "{schema}"')
+        try:
+            separator = "&" if "?" in PG_URL else "?"
+            yield f"{PG_URL}{separator}schema={schema}"
+        finally:
+            connection.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def make_store(backend: str, directory: Path) -> Iterator[Store]:
+    if backend == "sqlite":
+        yield Store(backend, f"sqlite:///{directory / 'agentlog.db'}", directory)
+    else:
+        for url in postgres_schema_url():
+            yield Store(backend, url, directory)
+
+
+@pytest.fixture(params=CLI_BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A fresh, empty store for one test."""
+    yield from make_store(str(request.param), tmp_path)
+
+
+@pytest.fixture(scope="session", params=CLI_BACKENDS)
+def demo_store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Store]:
+    """A store ``agentlog demo`` wrote once, for the read-only tests to share."""
+    directory = tmp_path_factory.mktemp(f"demo-{request.param}")
+    for shared in make_store(str(request.param), directory):
+        demo = shared("demo").ok()
+        shared.demo_output = demo.stdout
+        items = shared("ls", "--json").json()["items"]
+        (fork,) = [item for item in items if "parentSession" in item]
+        shared.ids = {"main": fork["parentSession"], "fork": fork["id"]}
+        yield shared

@@ -1,0 +1,86 @@
+"""``agentlog demo``: the newcomer's first run, on every kind of store."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from tests.cli.conftest import run_cli
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tests.cli.conftest import Store
+
+UUID = re.compile(r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}")
+SHORT_ID = re.compile(r"\(fork of [0-9a-f]{8}\)")
+TIME = re.compile(r"(?:\d{4}-)?\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})?")
+STORE = re.compile(r"(--)?store \S+")
+
+STORY = [
+    # what the script did, stage by stage
+    "title “Add a /health endpoint to”",
+    "AGENTS.md context, todos, 4 streamed steps, parallel tool calls, steering",
+    "compaction replaced 11 surface events (seq 1 to 70) with the checkpoint at seq 77",
+    "turn 3: flushed mid-step at seq 153 (one tool still running), then the process crashes",
+    "get_session repaired the open turn by appending an interrupted tool/result "
+    "for call_8, step/end, turn/end (interrupted)",
+    "inherits seqs 0..132 (up to turn 2's end)",
+    # the derived history: the checkpoint first, the repaired result last
+    "Derived message history of",
+    "#1 user\n   This is an automatically generated checkpoint",
+    "<compacted-summary>",
+    '→ read_file({"path":"api/app.py"})',
+    "#12 user\n   ← call_8: Tool call interrupted by a crash; no result was recorded.",
+    # the surface with its marks
+    "23 message events, current and shadowed (134 log-only events not shown)",
+    "shadowed   user/message        Add a /health endpoint",
+    "replaced by 77",
+    "current    user/message        [compact] This is an automatically generated",
+    "current    tool/result         call_8 (error): Tool call interrupted",
+    # the listing and the lineage
+    "Listing (this demo's sessions)",
+    "Add a /health endpoint to (fork of",
+    "Lineage",
+    "◀ this session",
+    "forked with 133 events",
+    "Try next:",
+]
+
+
+def masked(output: str) -> str:
+    """The output without what may differ between runs: ids, times, the store."""
+    output = SHORT_ID.sub("(fork of <id>)", UUID.sub("<id>", output))
+    return STORE.sub("store <url>", TIME.sub("<time>", output))
+
+
+def test_demo_runs_the_whole_story(demo_store: Store) -> None:
+    output = demo_store.demo_output
+    for fragment in STORY:
+        assert fragment in output, fragment
+    assert demo_store.ids["main"] in output
+    assert demo_store.ids["fork"] in output
+    assert "Traceback" not in output
+
+
+def test_demo_is_deterministic_apart_from_ids_and_times(store: Store) -> None:
+    first = store("demo").ok()
+    second = store("demo").ok()
+    assert first.stderr == second.stderr == ""
+    assert masked(first.stdout) == masked(second.stdout)
+    # A second run adds two sessions next to the first two.
+    assert len(store("ls", "--json").json()["items"]) == 4
+
+
+def test_demo_runs_in_memory(tmp_path: Path) -> None:
+    result = run_cli("--store", "memory:", "demo", cwd=tmp_path).ok()
+    for fragment in STORY:
+        assert fragment in result.stdout, fragment
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_demo_writes_to_agentlog_db_in_the_current_directory(tmp_path: Path) -> None:
+    result = run_cli("demo", cwd=tmp_path).ok()
+    assert "agentlog demo · store sqlite:///agentlog.db" in result.stdout
+    assert (tmp_path / "agentlog.db").is_file()
+    assert "  agentlog ls\n" in result.stdout

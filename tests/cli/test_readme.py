@@ -1,0 +1,36 @@
+"""The README a newcomer follows: its Python example runs, its command table is whole."""
+
+from __future__ import annotations
+
+import re
+
+import typer
+
+from infrastructure.cli import cli
+from tests.cli.conftest import REPO_ROOT
+
+README = (REPO_ROOT / "README.md").read_text()
+
+
+def test_the_python_example_runs_in_ten_lines() -> None:
+    (code,) = re.findall(r"```python\n(.*?)```", README, re.DOTALL)
+    lines = [line for line in code.splitlines() if line.strip()]
+    assert len(lines) <= 10
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    assert namespace["app"].messages(namespace["s"].id) == [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+    ]
+
+
+def test_the_command_table_lists_every_command() -> None:
+    group = typer.main.get_command(cli)
+    commands = set(group.commands)
+    documented = set(re.findall(r"^\| `agentlog ([a-z-]+)", README, re.MULTILINE))
+    assert documented == commands
+
+
+def test_the_fresh_machine_commands_are_there() -> None:
+    assert 'pip install -e ".[dev]"\nagentlog demo' in README
+    assert 'pip install -e ".[dev]"\npython -m pytest -n 2 tests' in README
+    assert "python -m tests.benchmarks.run" in README

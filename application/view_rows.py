@@ -1,9 +1,9 @@
-"""The rows of the read models, and how one log line changes each of them.
+"""The rows of the read models, and how a session's log lines change each of them.
 
 Pure: a row is a frozen dataclass keyed by session id; a fold takes the current
-row (or ``None``) and one event and returns the new row. The listing folds are
-idempotent (maxima, the lowest prompt seq, the highest title seq), so applying
-an event twice never changes a row.
+row (or ``None``) and the session's new events and returns the new row. The
+listing folds are idempotent (maxima, the lowest prompt seq, the highest title
+seq), so folding an event twice never changes a row.
 """
 
 from __future__ import annotations

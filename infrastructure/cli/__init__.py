@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
-from infrastructure.cli.commands import cli, main
+from infrastructure.cli import reads, writes
+from infrastructure.cli.program import cli, main
 
-__all__ = ["cli", "main"]
+__all__ = ["cli", "main", "reads", "writes"]

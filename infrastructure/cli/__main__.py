@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from infrastructure.cli.commands import main
+from infrastructure.cli import main
 
 main()

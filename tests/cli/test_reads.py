@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from infrastructure.demo import COMPACT_PREAMBLE
+from infrastructure.scripted_agent import COMPACT_PREAMBLE
 from tests.cli.conftest import run_cli
 
 if TYPE_CHECKING:
@@ -228,5 +228,6 @@ def test_query_errors_print_the_spec_message(demo_store: Store) -> None:
 def test_usage_errors_exit_2(tmp_path: Path, args: list[str]) -> None:
     result = run_cli(*args, cwd=tmp_path)
     assert result.returncode == 2, result
-    assert "Usage:" in result.stderr
+    # Without a command the help goes to stdout; every other usage error to stderr.
+    assert "Usage:" in (result.stdout if not args else result.stderr)
     assert "Traceback" not in result.stderr

@@ -100,6 +100,7 @@ class CrashFigures:
 
 
 def comparable(event: Envelope) -> tuple[Any, ...]:
+    """An event as the workload's ``(type, data, surface_op)`` append arguments."""
     return (event["type"], event["data"], event.get("surfaceOp"))
 
 
@@ -189,9 +190,7 @@ def check_after_kill(
     # Exactly the workload's events, contiguous.
     assert [event["seq"] for event in tail] == list(range(start, stored))
     expected = agent_events(report.first_turn)
-    assert [comparable(event) for event in tail] == [
-        comparable_args(next(expected)) for _ in tail
-    ]
+    assert [comparable(event) for event in tail] == [next(expected) for _ in tail]
 
     # The next take-over appends the closers once; a second one appends nothing.
     closers = interrupted_turn_closers(tail)
@@ -210,11 +209,6 @@ def check_after_kill(
         figures.synthetic_results += sum(
             1 for closer in closers if closer["type"] == "tool/result"
         )
-
-
-def comparable_args(args: tuple[str, dict[str, Any], Any]) -> tuple[Any, ...]:
-    event_type, data, surface_op = args
-    return (event_type, data, surface_op)
 
 
 def check_whole_log(app: Sessions, figures: CrashFigures) -> None:

@@ -111,7 +111,7 @@ def test_invalid_appends_change_nothing_on_every_backend(
             app.close()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(generated=invalid_cases())
 def test_invalid_appends_change_nothing_on_the_aggregate(
     generated: tuple[list[Append], Case, list[Append]],

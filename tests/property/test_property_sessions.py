@@ -37,6 +37,26 @@ def bare(appends: list[Append]) -> tuple[Session, list[dict[str, Any]]]:
     return session, [append.to(session) for append in appends]
 
 
+def check_fork(
+    app: Sessions, session_id: str, recorded: list[Any], data: st.DataObject
+) -> Any:
+    """Fork at a random ``turn/end`` (or the default boundary); the child derives
+    the prefix's messages. Returns the child, or ``None`` without a turn/end."""
+    ends = [e["seq"] for e in recorded if e["type"] == "turn/end"]
+    if not ends:
+        return None
+    boundary = data.draw(st.sampled_from(ends), label="fork boundary")
+    default = boundary == recorded[-1]["seq"] and data.draw(st.booleans())
+    child = app.fork(session_id, None if default else boundary)
+    prefix = recorded[: boundary + 1]
+    assert child.events == prefix
+    assert child.header["seedLength"] == boundary + 1
+    assert child.header["parentSession"] == session_id
+    assert app.messages(child.id) == derive_messages(prefix)
+    app.flush(child)
+    return child
+
+
 @BACKEND_SETTINGS
 @given(appends=valid_sessions(max_events=40), data=st.data())
 def test_valid_sessions_round_trip_on_every_backend(
@@ -64,6 +84,7 @@ def test_valid_sessions_round_trip_on_every_backend(
                 writer.flush(handle)
                 unflushed, batch = 0, data.draw(st.integers(1, 12), label="batch")
         assert handle.events == recorded  # stored and pending, before the last flush
+        live_child = check_fork(writer, session_id, recorded, data)  # pending too
         writer.flush(handle)
         expected = derive_messages(recorded)
         assert writer.messages(session_id) == expected
@@ -84,20 +105,9 @@ def test_valid_sessions_round_trip_on_every_backend(
         assert reader.messages(session_id, last=tail) == (
             expected[-tail:] if tail else []
         )
-
-        ends = [e["seq"] for e in recorded if e["type"] == "turn/end"]
-        if ends:
-            boundary = data.draw(st.sampled_from(ends), label="fork boundary")
-            source_app = data.draw(st.sampled_from(apps), label="fork from")
-            default = boundary == recorded[-1]["seq"] and data.draw(st.booleans())
-            child = source_app.fork(session_id, None if default else boundary)
-            prefix = recorded[: boundary + 1]
-            assert child.events == prefix
-            assert child.header["seedLength"] == boundary + 1
-            assert child.header["parentSession"] == session_id
-            assert source_app.messages(child.id) == derive_messages(prefix)
-            source_app.flush(child)
-            assert reader.messages(child.id) == derive_messages(prefix)
+        if live_child is not None:
+            assert reader.messages(live_child.id) == writer.messages(live_child.id)
+        check_fork(reader, session_id, recorded, data)  # from the stored log
     finally:
         for app in apps:
             app.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -15,6 +15,7 @@ from application import Sessions
 from application.catch_up import SessionViews, views_of
 from application.projections import decode_notification, projected_event
 from application.query import SessionQuery
+from tests.conftest import postgres_schema_env
 from tests.query.support import (
     TURN1,
     CountingRecorder,
@@ -275,14 +276,18 @@ def _worker(env: dict[str, str], stop: Any) -> None:
     worker.run(env, stop)
 
 
-def test_a_projection_runner_process_keeps_the_views(
-    app: Sessions, backend: str, app_env: dict[str, str]
-) -> None:
-    if backend != "postgres":
-        pytest.skip("only PostgreSQL can run views in another process")
+@pytest.fixture
+def pg_env() -> Iterator[dict[str, str]]:
+    """A fresh PostgreSQL schema (fails in CI, skips elsewhere, when unreachable)."""
+    yield from postgres_schema_env()
+
+
+def test_a_projection_runner_process_keeps_the_views(pg_env: dict[str, str]) -> None:
+    """PostgreSQL only: SQLite cannot subscribe, POPO memory is per process."""
+    app = Sessions(env=pg_env)
     context = multiprocessing.get_context("spawn")
     stop = context.Event()
-    process = context.Process(target=_worker, args=(dict(app_env), stop))
+    process = context.Process(target=_worker, args=(dict(pg_env), stop))
     process.start()
     try:
         populate(app, rounds=2)
@@ -308,4 +313,5 @@ def test_a_projection_runner_process_keeps_the_views(
         process.join(30)
         if process.is_alive():
             process.terminate()
+        app.close()
     assert process.exitcode == 0

@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from application import Sessions
+import pytest
+
+from application import SessionHandle, Sessions
+from domain.errors import SessionConflictError
 from domain.messages import derive_messages
 from tests.scenarios.harness import TS, Append, Rep, U, text
 from tests.scenarios.test_core_surface_messages import (
@@ -80,3 +83,71 @@ def test_core_058_059_on_every_backend(make_app: MakeApp) -> None:
     assert second is not third
     assert all(a is not b for a, b in zip(second, third, strict=True))
     assert second[2]["content"][0] is not third[2]["content"][0]
+
+
+CACHE_BUG = (
+    "production bug: Sessions._message_cache keeps messages derived from pending "
+    "events that were never stored (a flush conflict marks the handle stale, "
+    "run_with_retry discards it); after the reload the same seqs hold other events, "
+    "but messages() serves the dropped ones (session-core §0.4: equal to a fold "
+    "from scratch)"
+)
+END_1 = Append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+
+
+def closed_turn(app: Sessions, session_id: str) -> None:
+    handle = app.create_session(session_id=session_id)
+    for append in (TS(1), END_1):
+        handle.append(append.type, append.data)
+    app.flush(handle)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=CACHE_BUG)
+def test_core_000_4_messages_after_a_lost_conflict_equal_a_fresh_fold(
+    make_app: MakeApp,
+) -> None:
+    first, second = make_app(), make_app()
+    closed_turn(first, "race")
+    loser = first.get_session("race")
+    loser.append("turn/start", TS(2).data)
+    loser.append("user/message", U("from the loser").data, "append")
+    assert first.messages("race") == [
+        {"role": "user", "content": [text("from the loser")]}
+    ]
+    winner = second.get_session("race")
+    winner.append("turn/start", TS(2).data)
+    winner.append("user/message", U("from the winner").data, "append")
+    winner.append("turn/end", {"turn": 2, "reason": {"kind": "completed"}})
+    second.flush(winner)
+    with pytest.raises(SessionConflictError):
+        first.flush(loser)
+    reloaded = first.get_session("race")
+    assert reloaded.events == second.read_events("race")
+    assert first.messages("race") == derive_messages(reloaded.events)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=CACHE_BUG)
+def test_core_000_4_messages_after_a_discarded_command_equal_a_fresh_fold(
+    make_app: MakeApp,
+) -> None:
+    app = make_app()
+    closed_turn(app, "retry")
+
+    def failing(handle: SessionHandle) -> None:
+        handle.append("turn/start", TS(2).data)
+        handle.append("user/message", U("discarded").data, "append")
+        app.messages("retry")
+        raise RuntimeError("command failed")
+
+    with pytest.raises(RuntimeError):
+        app.run_with_retry("retry", failing)
+    app.run_with_retry(
+        "retry",
+        lambda handle: [
+            handle.append("turn/start", TS(2).data),
+            handle.append("user/message", U("kept").data, "append"),
+        ],
+    )
+    expected = derive_messages(app.read_events("retry"))
+    assert expected == [{"role": "user", "content": [text("kept")]}]
+    assert app.messages("retry") == expected

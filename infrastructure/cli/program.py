@@ -1,0 +1,178 @@
+"""The ``agentlog`` program: global options, store opening, errors and output.
+
+Every command opens the store named by ``--store`` (or ``AGENTLOG_STORE``, or
+``sqlite:///agentlog.db`` in the current directory), runs one use case and closes the
+store. Exit codes are a contract for scripts: 0 success, 1 a domain, query or store
+error (one line on stderr, never a traceback), 2 a usage error. The commands
+themselves live in :mod:`~infrastructure.cli.reads` and
+:mod:`~infrastructure.cli.writes`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sqlite3
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from eventsourcing.persistence import PersistenceError as RecorderError
+from rich.console import Console
+
+from domain.errors import AgentlogError
+from domain.json import dumps
+from infrastructure.store import (
+    DEFAULT_STORE_URL,
+    STORE_ENV_VAR,
+    open_sessions,
+    parse_store_url,
+    store_url_from_environment,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from application.sessions import Sessions
+    from domain.json import Json
+
+EXIT_ERROR = 1
+_BREAKS = re.compile(r"\s*\n\s*")
+PIPE_WIDTH = 160
+"""Columns for a file or pipe (rich would assume 80), unless COLUMNS is set."""
+
+cli = typer.Typer(
+    name="agentlog",
+    help="An event-sourced store for AI-agent sessions. Start with: agentlog demo",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+JsonFlag = Annotated[
+    bool, typer.Option("--json", help="Machine output: JSON with the spec's keys.")
+]
+SessionId = Annotated[str, typer.Argument(metavar="ID", help="A session id.")]
+Seq = Annotated[int, typer.Argument(metavar="SEQ", help="An event's seq.")]
+
+
+def make_console(*, stderr: bool = False) -> Console:
+    """A console that never reads markup from data, wide when not a terminal."""
+    console = Console(stderr=stderr, markup=False, emoji=False, highlight=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = PIPE_WIDTH
+    return console
+
+
+out = make_console()
+err = make_console(stderr=True)
+
+
+@dataclass(frozen=True)
+class CliState:
+    """What the global options decided, passed to every command."""
+
+    store_url: str
+
+
+# ----------------------------------------------------------------- plumbing
+
+
+def _store_errors() -> tuple[type[BaseException], ...]:
+    """Errors a database raises when it is unreachable or refuses a connection."""
+    errors: list[type[BaseException]] = [RecorderError, sqlite3.Error]
+    with contextlib.suppress(ImportError):
+        import psycopg
+
+        errors.append(psycopg.Error)
+    return tuple(errors)
+
+
+def one_line(text: str) -> str:
+    """Line breaks (a driver's multi-line error, say) become single spaces."""
+    return _BREAKS.sub(" ", text).rstrip()
+
+
+def fail(message: str) -> typer.Exit:
+    """Print one line on stderr; the caller raises the returned exit."""
+    sys.stderr.write(one_line(message.strip()) + "\n")
+    return typer.Exit(EXIT_ERROR)
+
+
+@contextlib.contextmanager
+def reported() -> Iterator[None]:
+    """Turn a domain, query, store or file error into one line and exit 1."""
+    try:
+        yield
+    except AgentlogError as error:
+        raise fail(str(error)) from None
+    except _store_errors() as error:
+        raise fail(f"store error: {error}") from None
+    except OSError as error:
+        raise fail(str(error)) from None
+
+
+def state_of(ctx: typer.Context) -> CliState:
+    state = ctx.find_object(CliState)
+    assert state is not None, "the global callback sets the state"
+    return state
+
+
+@contextlib.contextmanager
+def opened(ctx: typer.Context) -> Iterator[Sessions]:
+    """The store of ``--store``, open for one command and closed after it."""
+    state = state_of(ctx)
+    with reported():
+        app = open_sessions(state.store_url)
+        try:
+            yield app
+        finally:
+            app.close()
+
+
+def say(console: Console, line: str, style: str | None = None) -> None:
+    """One line, never wrapped: scripts read it."""
+    console.print(one_line(line), style=style, soft_wrap=True)
+
+
+def emit_json(value: Json) -> None:
+    """Compact, lossless JSON on stdout (any depth, any integer size)."""
+    data = dumps(value).lstrip(b" ") + b"\n"
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+# ------------------------------------------------------------------ global
+
+
+@cli.callback()
+def configure(
+    ctx: typer.Context,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            metavar="URL",
+            help=(
+                "memory:, sqlite:///path.db or "
+                "postgresql://user:password@host:port/db?schema=name "
+                f"(env {STORE_ENV_VAR}; default {DEFAULT_STORE_URL})"
+            ),
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Pick the store every command uses."""
+    url = store_url_from_environment(store)
+    with reported():
+        parse_store_url(url)
+    ctx.obj = CliState(url)
+
+
+def main() -> None:
+    """The console script ``agentlog``."""
+    cli(prog_name="agentlog")

@@ -1,0 +1,170 @@
+"""The read commands: listing, one session, its messages, surface, events, traces.
+
+Each is one call of :class:`~application.query.SessionQuery` (or
+:meth:`Sessions.messages`); reading never writes. ``--json`` prints the read's
+model with the spec's field names; otherwise :mod:`~infrastructure.cli.render`
+draws it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from application.query import SessionQuery
+from domain.surface import fold_surface
+from infrastructure.cli import render
+from infrastructure.cli.program import (
+    JsonFlag,
+    Seq,
+    SessionId,
+    cli,
+    emit_json,
+    fail,
+    opened,
+    out,
+    say,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from domain.json import Envelope
+
+
+def replacement_notes(events: Sequence[Envelope]) -> dict[int, str]:
+    """``replaced by N`` for every shadowed event (the log is already validated)."""
+    return {
+        seq: f"replaced by {replacement.seq}"
+        for replacement in fold_surface(events).replacements
+        for seq in replacement.shadowed_seqs
+    }
+
+
+@cli.command("ls")
+def list_command(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Rows per page.")] = 50,
+    cursor: Annotated[
+        str | None, typer.Option("--cursor", help="The nextCursor of a previous page.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """List sessions, newest first."""
+    with opened(ctx) as app:
+        try:
+            page = SessionQuery(app).list_summaries(limit, cursor=cursor)
+        except ValueError as error:
+            raise fail(str(error)) from None
+    if as_json:
+        emit_json(page.to_json())
+        return
+    if not page.items:
+        out.print("no sessions yet; try: agentlog demo")
+        return
+    out.print(render.summaries_table(page.items, "Sessions"))
+    if page.next_cursor:
+        say(out, f"more: agentlog ls --cursor {page.next_cursor}", style="dim")
+
+
+@cli.command()
+def show(ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False) -> None:
+    """A session's header, title and every event with its surface class."""
+    with opened(ctx) as app:
+        query = SessionQuery(app)
+        records = query.list_events(session_id)
+        header = app.header(session_id)
+        title = query.read_title(session_id)
+        events = [] if as_json else app.read_events(session_id)
+    if as_json:
+        emit_json(
+            {
+                "session": header,
+                "title": None if title is None else title.to_json(),
+                "events": [record.to_json() for record in records],
+            }
+        )
+        return
+    classes = {record.seq: record.surface for record in records}
+    notes = replacement_notes(events)
+    out.print(render.header_view(header, title))
+    out.print(
+        render.events_table(f"{len(events)} events", events, classes, notes=notes)
+    )
+
+
+@cli.command()
+def messages(
+    ctx: typer.Context,
+    session_id: SessionId,
+    last: Annotated[
+        int | None, typer.Option("--last", min=0, metavar="N", help="Only the last N.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """The derived LLM message history (what the model sees next)."""
+    with opened(ctx) as app:
+        derived = app.messages(session_id, last=last)
+    if as_json:
+        emit_json(derived)
+    else:
+        out.print(render.messages_view(derived))
+
+
+@cli.command()
+def surface(
+    ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False
+) -> None:
+    """The current surface events, in model-history order."""
+    with opened(ctx) as app:
+        snapshot = SessionQuery(app).read_surface(session_id)
+    if as_json:
+        emit_json(snapshot.to_json())
+        return
+    through = snapshot.captured_through_seq
+    title = f"surface of {session_id} · {len(snapshot.events)} events"
+    title += f" · captured through seq {through}" if through is not None else ""
+    out.print(render.events_table(title, snapshot.events))
+
+
+@cli.command()
+def event(
+    ctx: typer.Context,
+    session_id: SessionId,
+    seq: Seq,
+    before: Annotated[int, typer.Option("--before", metavar="N")] = 0,
+    after: Annotated[int, typer.Option("--after", metavar="N")] = 0,
+    as_json: JsonFlag = False,
+) -> None:
+    """One event in full, with up to N raw events before and after it."""
+    with opened(ctx) as app:
+        window = SessionQuery(app).read_event(session_id, seq, before, after)
+    if as_json:
+        emit_json(window.to_json())
+    else:
+        out.print(render.window_view(window))
+
+
+@cli.command()
+def trace(ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False) -> None:
+    """A session's lineage: its ancestors and the sessions forked from it."""
+    with opened(ctx) as app:
+        lineage = SessionQuery(app).trace_session(session_id)
+    if as_json:
+        emit_json(lineage.to_json())
+    else:
+        out.print(render.lineage_view(lineage))
+
+
+@cli.command("trace-event")
+def trace_event(
+    ctx: typer.Context, session_id: SessionId, seq: Seq, as_json: JsonFlag = False
+) -> None:
+    """Where an event went: what replaced it, what it replaced, its provenance."""
+    with opened(ctx) as app:
+        traced = SessionQuery(app).trace_event(session_id, seq)
+    if as_json:
+        emit_json(traced.to_json())
+    else:
+        out.print(render.event_trace_view(traced))

@@ -568,9 +568,11 @@ class Sessions(Application[str]):
     ) -> list[dict[str, Any]]:
         """The derived LLM message history (session-core §5), or its ``last`` N.
 
-        Only the events on the current surface are read and decoded; derived messages
-        are cached per seq (events never change), so repeated calls cost only the
-        new events. Every call returns fresh copies equal to a fold from scratch.
+        Only the events on the current surface are read and decoded. Messages of
+        stored events are cached per seq (a stored event never changes); unflushed
+        events are derived on every call, because a lost conflict or a discarded
+        command can drop them. Every call returns fresh copies equal to a fold
+        from scratch.
         """
         live = self._live.get(session_id)
         aggregate = (
@@ -582,63 +584,48 @@ class Sessions(Application[str]):
         self._message_cache[session_id] = cache
         while len(self._message_cache) > MESSAGE_CACHE_SESSIONS:
             self._message_cache.popitem(last=False)
-        nodes = aggregate.surface.seqs
-        if last is not None:
-            return self._last_messages(session_id, aggregate, nodes, cache, last)
-        self._fill(session_id, aggregate, [s for s in nodes if s not in cache], cache)
-        return [copy_json(m) for s in nodes if (m := cache[s]) is not None]
-
-    def _last_messages(
-        self,
-        session_id: str,
-        aggregate: Session,
-        nodes: list[int],
-        cache: dict[int, dict[str, Any] | None],
-        count: int,
-    ) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
-        end = len(nodes)
-        window = max(count, 1)
-        while end > 0 and len(found) < count:
-            begin = max(0, end - window)
-            chunk = nodes[begin:end]
-            self._fill(
-                session_id, aggregate, [s for s in chunk if s not in cache], cache
-            )
-            messages = [m for s in chunk if (m := cache[s]) is not None]
-            found[:0] = messages
-            end = begin
-            window *= 2
-        return [copy_json(m) for m in found[-count:]] if count else []
-
-    def _fill(
-        self,
-        session_id: str,
-        aggregate: Session,
-        missing: list[int],
-        cache: dict[int, dict[str, Any] | None],
-    ) -> None:
-        if not missing:
-            return
         pending = {
-            event.seq: event
+            event.seq: event.envelope
             for event in aggregate.pending_events
             if isinstance(event, SessionEvent)
         }
+        nodes = aggregate.surface.seqs
+        if last is None:
+            return self._derive(session_id, nodes, pending, cache)
+        found: list[dict[str, Any]] = []
+        end = len(nodes)
+        window = max(last, 1)
+        while end > 0 and len(found) < last:
+            begin = max(0, end - window)
+            found[:0] = self._derive(session_id, nodes[begin:end], pending, cache)
+            end = begin
+            window *= 2
+        return found[-last:] if last else []
+
+    def _derive(
+        self,
+        session_id: str,
+        nodes: list[int],
+        pending: dict[int, Envelope],
+        cache: dict[int, dict[str, Any] | None],
+    ) -> list[dict[str, Any]]:
+        """Fresh messages of these surface nodes, reading only uncached events."""
+        missing = [s for s in nodes if s not in pending and s not in cache]
         wanted = set(missing)
-        stored: list[int] = []
-        for seq in missing:
-            event = pending.get(seq)
-            if event is None:
-                stored.append(seq)
-            else:
-                cache[seq] = derive_message(event.envelope)
-        for first, last in _runs(sorted(stored)):
-            rows = self.recorder.select_events(session_id, gt=first + 1, lte=last + 2)
-            for row in rows:
+        for first, last in _runs(sorted(missing)):
+            for row in self.recorder.select_events(
+                session_id, gt=first + 1, lte=last + 2
+            ):
                 seq = row.originator_version - 2
                 if seq in wanted:
                     cache[seq] = derive_message(self._envelope(row))
+        messages = []
+        for seq in nodes:
+            envelope = pending.get(seq)
+            message = cache[seq] if envelope is None else derive_message(envelope)
+            if message is not None:
+                messages.append(copy_json(message))
+        return messages
 
 
 def check_format_version(session_id: str, header: Mapping[str, Any]) -> None:

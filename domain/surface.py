@@ -231,6 +231,13 @@ class Surface:
             seqs[index + 1] if index + 1 < len(seqs) else None,
         )
 
+    def invalidate(self) -> None:
+        """Harmless: the surface is decision state, not a cache (session-core §0.1).
+
+        The seed's lazy fold could be poisoned by a bad replace and re-folded on
+        demand; ours never records a bad replace, so there is nothing to drop.
+        """
+
     @property
     def generation(self) -> int:
         """How many replaces were applied (a cache key for derived messages)."""

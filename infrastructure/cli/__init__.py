@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from infrastructure.cli import reads, writes
+# Importing the command modules registers their commands, in this order, in --help.
+from infrastructure.cli import demo, reads, writes
 from infrastructure.cli.program import cli, main
 
-__all__ = ["cli", "main", "reads", "writes"]
+__all__ = ["cli", "demo", "main", "reads", "writes"]

@@ -8,12 +8,11 @@ draws it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from application.query import SessionQuery
-from domain.surface import fold_surface
 from infrastructure.cli import render
 from infrastructure.cli.program import (
     JsonFlag,
@@ -27,22 +26,10 @@ from infrastructure.cli.program import (
     say,
 )
 
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from domain.json import Envelope
+READ = "Read"
 
 
-def replacement_notes(events: Sequence[Envelope]) -> dict[int, str]:
-    """``replaced by N`` for every shadowed event (the log is already validated)."""
-    return {
-        seq: f"replaced by {replacement.seq}"
-        for replacement in fold_surface(events).replacements
-        for seq in replacement.shadowed_seqs
-    }
-
-
-@cli.command("ls")
+@cli.command("ls", rich_help_panel=READ)
 def list_command(
     ctx: typer.Context,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Rows per page.")] = 50,
@@ -68,7 +55,7 @@ def list_command(
         say(out, f"more: agentlog ls --cursor {page.next_cursor}", style="dim")
 
 
-@cli.command()
+@cli.command(rich_help_panel=READ)
 def show(ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False) -> None:
     """A session's header, title and every event with its surface class."""
     with opened(ctx) as app:
@@ -87,14 +74,14 @@ def show(ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False) -
         )
         return
     classes = {record.seq: record.surface for record in records}
-    notes = replacement_notes(events)
+    notes = render.replacement_notes(events)
     out.print(render.header_view(header, title))
     out.print(
         render.events_table(f"{len(events)} events", events, classes, notes=notes)
     )
 
 
-@cli.command()
+@cli.command(rich_help_panel=READ)
 def messages(
     ctx: typer.Context,
     session_id: SessionId,
@@ -112,7 +99,7 @@ def messages(
         out.print(render.messages_view(derived))
 
 
-@cli.command()
+@cli.command(rich_help_panel=READ)
 def surface(
     ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False
 ) -> None:
@@ -128,7 +115,7 @@ def surface(
     out.print(render.events_table(title, snapshot.events))
 
 
-@cli.command()
+@cli.command(rich_help_panel=READ)
 def event(
     ctx: typer.Context,
     session_id: SessionId,
@@ -146,7 +133,7 @@ def event(
         out.print(render.window_view(window))
 
 
-@cli.command()
+@cli.command(rich_help_panel=READ)
 def trace(ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False) -> None:
     """A session's lineage: its ancestors and the sessions forked from it."""
     with opened(ctx) as app:
@@ -157,7 +144,7 @@ def trace(ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False) 
         out.print(render.lineage_view(lineage))
 
 
-@cli.command("trace-event")
+@cli.command("trace-event", rich_help_panel=READ)
 def trace_event(
     ctx: typer.Context, session_id: SessionId, seq: Seq, as_json: JsonFlag = False
 ) -> None:

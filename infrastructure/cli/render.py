@@ -21,6 +21,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from domain.json import dumps
+from domain.surface import fold_surface
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
@@ -180,6 +181,15 @@ def _describe_todos(todos: object) -> str:
     ]
     now = f" · now: {active[0]}" if active else ""
     return f"{done}/{len(items)} done{now}"
+
+
+def replacement_notes(events: Sequence[Envelope]) -> dict[int, str]:
+    """``replaced by N`` for every shadowed event (the log is already validated)."""
+    return {
+        seq: f"replaced by {replacement.seq}"
+        for replacement in fold_surface(events).replacements
+        for seq in replacement.shadowed_seqs
+    }
 
 
 # ------------------------------------------------------------ renderables

@@ -1,19 +1,17 @@
-"""The commands that write: the demo, import, export, fork and repair.
+"""The commands that write: import, export, fork and repair.
 
-``demo`` drives :func:`~infrastructure.demo.run_demo` and shows what it stored;
-the others are one use case of :class:`~application.sessions.Sessions` or
-:mod:`~infrastructure.jsonl` each.
+Each is one use case of :class:`~application.sessions.Sessions` or
+:mod:`~infrastructure.jsonl`.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path  # noqa: TC003 - typer reads the annotations at runtime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-from rich.text import Text
 
 from domain.errors import AgentlogError
 from infrastructure.cli import render
@@ -26,80 +24,14 @@ from infrastructure.cli.program import (
     err,
     opened,
     out,
-    reported,
     say,
-    state_of,
 )
-from infrastructure.cli.reads import replacement_notes
 from infrastructure.jsonl import export_session, import_log
-from infrastructure.store import DEFAULT_STORE_URL, parse_store_url
 
-if TYPE_CHECKING:
-    from infrastructure.cli.program import CliState
-    from infrastructure.demo import DemoResult
+WRITE = "Write"
 
 
-@cli.command()
-def demo(ctx: typer.Context) -> None:
-    """Run a scripted agent session end to end, then show what was stored."""
-    from infrastructure.demo import run_demo
-
-    state = state_of(ctx)
-    display = parse_store_url(state.store_url).display
-    out.print(f"agentlog demo · store {display}", style="bold")
-
-    def narrate(line: str) -> None:
-        out.print(Text("✓ ", style="green") + Text(line), soft_wrap=True)
-
-    with reported():
-        result = run_demo(state.store_url, narrate)
-        try:
-            _show_demo(result, state)
-        finally:
-            result.app.close()
-
-
-def _show_demo(result: DemoResult, state: CliState) -> None:
-    app, query = result.app, result.query
-    session_id, fork_id = result.session_id, result.fork_id
-    out.print()
-    out.print(f"Derived message history of {session_id}", style="bold underline")
-    out.print(render.messages_view(app.messages(session_id)))
-    out.print()
-    events = app.read_events(session_id)
-    classes = {r.seq: r.surface for r in query.list_events(session_id)}
-    notes = replacement_notes(events)
-    surface_events = [e for e in events if "surfaceOp" in e]
-    log_only = len(events) - len(surface_events)
-    out.print(
-        render.events_table(
-            f"Surface of {session_id}: {len(surface_events)} message events, "
-            f"current and shadowed ({log_only} log-only events not shown)",
-            surface_events,
-            classes,
-            notes=notes,
-        )
-    )
-    page = query.list_summaries(limit=50)
-    mine = [row for row in page.items if row.id in {session_id, fork_id}]
-    out.print(render.summaries_table(mine, "Listing (this demo's sessions)"))
-    out.print("Lineage", style="bold underline")
-    out.print(render.lineage_view(query.trace_session(session_id)))
-    out.print()
-    store = (
-        "" if state.store_url == DEFAULT_STORE_URL else f" --store {state.store_url}"
-    )
-    out.print("Try next:", style="bold")
-    for command in (
-        f"agentlog{store} ls",
-        f"agentlog{store} show {session_id}",
-        f"agentlog{store} trace-event {session_id} {result.checkpoint_seq}",
-        f"agentlog{store} messages {fork_id}",
-    ):
-        say(out, f"  {command}")
-
-
-@cli.command("import")
+@cli.command("import", rich_help_panel=WRITE)
 def import_command(
     ctx: typer.Context,
     files: Annotated[
@@ -173,7 +105,7 @@ def import_command(
         raise typer.Exit(EXIT_ERROR)
 
 
-@cli.command()
+@cli.command(rich_help_panel=WRITE)
 def export(
     ctx: typer.Context,
     session_id: SessionId,
@@ -200,7 +132,7 @@ def export(
             say(err, f"wrote {output} ({count})")
 
 
-@cli.command()
+@cli.command(rich_help_panel=WRITE)
 def fork(
     ctx: typer.Context,
     session_id: SessionId,
@@ -226,7 +158,7 @@ def fork(
     say(err, f"forked {session_id} with {inherited} events")
 
 
-@cli.command()
+@cli.command(rich_help_panel=WRITE)
 def repair(
     ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False
 ) -> None:

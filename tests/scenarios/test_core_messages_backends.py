@@ -85,13 +85,6 @@ def test_core_058_059_on_every_backend(make_app: MakeApp) -> None:
     assert second[2]["content"][0] is not third[2]["content"][0]
 
 
-CACHE_BUG = (
-    "production bug: Sessions._message_cache keeps messages derived from pending "
-    "events that were never stored (a flush conflict marks the handle stale, "
-    "run_with_retry discards it); after the reload the same seqs hold other events, "
-    "but messages() serves the dropped ones (session-core §0.4: equal to a fold "
-    "from scratch)"
-)
 END_1 = Append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
 
 
@@ -102,7 +95,6 @@ def closed_turn(app: Sessions, session_id: str) -> None:
     app.flush(handle)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=CACHE_BUG)
 def test_core_000_4_messages_after_a_lost_conflict_equal_a_fresh_fold(
     make_app: MakeApp,
 ) -> None:
@@ -126,7 +118,6 @@ def test_core_000_4_messages_after_a_lost_conflict_equal_a_fresh_fold(
     assert first.messages("race") == derive_messages(reloaded.events)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=CACHE_BUG)
 def test_core_000_4_messages_after_a_discarded_command_equal_a_fresh_fold(
     make_app: MakeApp,
 ) -> None:

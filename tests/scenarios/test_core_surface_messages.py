@@ -189,15 +189,9 @@ def test_core_041_a_rejected_replace_never_poisons_later_reads() -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AttributeError,
-    reason="production gap: Surface has no invalidate() (session-core §4.1, §0.1 "
-    "'invalidate() is a harmless cache drop'; scenarios 41, 42)",
-)
 def test_core_042_invalidate_then_read_gives_the_same_nodes() -> None:
     scenario = Scenario().given(TS(1), U("a"), A("b"), TE(1))
-    scenario.session.surface.invalidate()  # type: ignore[attr-defined]
+    scenario.session.surface.invalidate()
     assert nodes(scenario) == [1, 2]
 
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from domain.errors import SurfaceError
 from domain.json import copy_json
 from domain.messages import derive_messages

@@ -1,6 +1,6 @@
 """The read commands: listing, one session, its messages, surface, events, traces.
 
-Each is one call of :class:`~application.query.SessionQuery` (or
+Each reads through :class:`~application.query.SessionQuery` (``messages`` through
 :meth:`Sessions.messages`); reading never writes. ``--json`` prints the read's
 model with the spec's field names; otherwise :mod:`~infrastructure.cli.render`
 draws it.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+import pytest
+
 from tests.cli.conftest import run_cli
 
 if TYPE_CHECKING:
@@ -63,6 +65,7 @@ def test_demo_runs_the_whole_story(demo_store: Store) -> None:
     assert "Traceback" not in output
 
 
+@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
 def test_demo_is_deterministic_apart_from_ids_and_times(store: Store) -> None:
     first = store("demo").ok()
     second = store("demo").ok()

@@ -182,6 +182,11 @@ READS_OF_A_SESSION = [
 ]
 
 
+ONLY_SQLITE = pytest.mark.parametrize("demo_store", ["sqlite"], indirect=True)
+"""For the command line's own logic; the backends get a sample of the same paths."""
+
+
+@ONLY_SQLITE
 def test_a_missing_session_is_one_line_and_exit_1(demo_store: Store) -> None:
     for args in READS_OF_A_SESSION:
         result = demo_store(*args)
@@ -190,6 +195,7 @@ def test_a_missing_session_is_one_line_and_exit_1(demo_store: Store) -> None:
         assert result.stdout == ""
 
 
+@ONLY_SQLITE
 def test_query_errors_print_the_spec_message(demo_store: Store) -> None:
     main = demo_store.ids["main"]
     cases = {
@@ -212,10 +218,26 @@ def test_query_errors_print_the_spec_message(demo_store: Store) -> None:
         assert (result.returncode, result.stderr) == (1, message + "\n"), result
 
 
+def test_errors_are_the_same_on_every_backend(demo_store: Store) -> None:
+    main = demo_store.ids["main"]
+    cases = {
+        ("show", "missing", "--json"): 'session "missing" not found',
+        ("messages", "missing"): 'session "missing" not found',
+        ("event", main, "9999"): f'session "{main}" has no event at seq 9999',
+        ("fork", main, "--at", "0"): (
+            f'fork boundary 0 in session "{main}" must be turn/end, got turn/start'
+        ),
+    }
+    for args, message in cases.items():
+        result = demo_store(*args)
+        assert (result.returncode, result.stderr) == (1, message + "\n"), result
+
+
 @pytest.mark.parametrize(
     "args",
     [
         [],
+        ["import", "--set", "cwd", "file.jsonl"],
         ["bogus"],
         ["event", "some-id", "not-a-number"],
         ["ls", "--limit", "0"],

@@ -22,6 +22,7 @@ from eventsourcing.utils import retry
 from domain.errors import (
     SessionAlreadyExistsError,
     SessionConflictError,
+    SessionError,
     SessionForkError,
     SessionNotFoundError,
     StaleSessionError,
@@ -161,6 +162,7 @@ class Sessions(Application[str]):
             self.env.get(self.SNAPSHOT_INTERVAL) or DEFAULT_SNAPSHOT_INTERVAL
         )
         self._live: dict[str, SessionHandle] = {}
+        self._out_of_band: set[str] = set()
         self._created_observers: list[CreatedObserver] = []
         self._event_observers: list[EventObserver] = []
         self._message_cache: OrderedDict[str, dict[int, dict[str, Any] | None]] = (
@@ -425,6 +427,37 @@ class Sessions(Application[str]):
 
     def live_sessions(self) -> list[SessionHandle]:
         return list(self._live.values())
+
+    def append_out_of_band(
+        self, handle: SessionHandle, event_type: str, data: Any
+    ) -> Envelope:
+        """Append a log-only event from outside the agent loop (persistence-query §2.4).
+
+        Inside an open turn the event rides that turn's checkpoint. Otherwise it is
+        wrapped in a zero-step turn (``trigger: {kind: "session-title"}``), closed
+        even when the inner append fails, and flushed at once.
+        """
+        if handle.id in self._out_of_band:
+            msg = f'session "{handle.id}" already has an out-of-band append in progress'
+            raise SessionError(msg)
+        self._out_of_band.add(handle.id)
+        try:
+            aggregate = handle.aggregate
+            if aggregate.turns.open_turn is not None:
+                return handle.append(event_type, data)
+            turn = aggregate.turns.next_turn
+            handle.append(
+                "turn/start", {"turn": turn, "trigger": {"kind": "session-title"}}
+            )
+            try:
+                return handle.append(event_type, data)
+            finally:
+                handle.append(
+                    "turn/end", {"turn": turn, "reason": {"kind": "completed"}}
+                )
+                self.flush(handle)
+        finally:
+            self._out_of_band.discard(handle.id)
 
     # ------------------------------------------------------------------ fork
 

@@ -63,7 +63,9 @@ def _show_demo(result: DemoResult, state: CliState) -> None:
         )
     )
     page = query.list_summaries(limit=50)
+    # Only this run's sessions, parent first, so repeated runs print the same.
     mine = [row for row in page.items if row.id in {session_id, fork_id}]
+    mine.sort(key=lambda row: row.id != session_id)
     out.print(render.summaries_table(mine, "Listing (this demo's sessions)"))
     out.print("Lineage", style="bold underline")
     out.print(render.lineage_view(query.trace_session(session_id)))

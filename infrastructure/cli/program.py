@@ -116,6 +116,7 @@ def reported() -> Iterator[None]:
 
 
 def state_of(ctx: typer.Context) -> CliState:
+    """The global options, as the callback left them for this command."""
     state = ctx.find_object(CliState)
     assert state is not None, "the global callback sets the state"
     return state

@@ -20,6 +20,7 @@ from eventsourcing.persistence import IntegrityError, StoredEvent
 from eventsourcing.utils import retry
 
 from domain.errors import (
+    CorruptSessionLogError,
     SessionAlreadyExistsError,
     SessionConflictError,
     SessionError,
@@ -31,6 +32,7 @@ from domain.errors import (
 from domain.events import SessionEvent
 from domain.fork import resolve_fork_boundary
 from domain.json import copy_json, loads
+from domain.known_types import check_known_type
 from domain.messages import derive_message
 from domain.session import (
     SESSION_FORMAT_VERSION,
@@ -589,7 +591,18 @@ class Sessions(Application[str]):
             lte=None if last is None else last + 2,
             limit=limit,
         )
-        return [self._envelope(row) for row in rows]
+        events = []
+        for expected, row in enumerate(rows, start=start + 2):
+            if row.originator_version != expected:
+                msg = (
+                    f'corrupt session log: session "{session_id}" has a seq gap at '
+                    f"seq {expected - 2}"
+                )
+                raise CorruptSessionLogError(
+                    msg, session_id=session_id, seq=expected - 2
+                )
+            events.append(self._envelope(row))
+        return events
 
     def _envelope(self, row: StoredEvent) -> Envelope:
         event = self.mapper.to_domain_event(row)
@@ -680,6 +693,7 @@ def _refusing_legacy(events: Iterable[Any]) -> Iterator[Any]:
             check_legacy(
                 event.originator_id, envelope["type"], envelope["data"], event.seq
             )
+            check_known_type(event.originator_id, envelope["type"], event.seq)
         yield event
 
 

@@ -19,7 +19,6 @@ from eventsourcing.domain import (
     BaseAggregate,
     CanInitAggregate,
     CanSnapshotAggregate,
-    OriginatorVersionError,
 )
 
 from domain.errors import (
@@ -33,6 +32,7 @@ from domain.errors import (
 from domain.events import SessionEvent, build_event
 from domain.invariants import TurnInvariants
 from domain.json import Envelope, NotJsonError, dumps, loads, snapshot_json
+from domain.known_types import check_known_type
 from domain.repair import RepairTracker
 from domain.surface import Surface, check_intent
 from domain.vocabulary import SURFACE_TYPES, check_legacy, check_payload
@@ -344,6 +344,7 @@ class Session(BaseAggregate[str]):
                 envelope["seq"],
             )
         check_legacy(self.id, event_type, envelope["data"], envelope["seq"])
+        check_known_type(self.id, event_type, envelope["seq"])
         check_payload(event_type, envelope["data"])
         self.surface.check(envelope)
         if invariants:
@@ -357,19 +358,44 @@ class Session(BaseAggregate[str]):
         self.pending_events.append(event)
         return event
 
+    def apply_stored(self, envelope: Envelope) -> None:
+        """Fold one event read from a store, checking the strict surface rules.
+
+        A stored log may have been written by anything; a log that breaks the
+        surface rules marks the aggregate corrupt (naming the seq) instead of
+        being repaired or extended.
+        """
+        if self.corruption is None:
+            try:
+                check_intent(
+                    envelope["type"],
+                    envelope.get("surfaceOp"),
+                    envelope.get("sourceEventSeqs"),
+                    envelope["seq"],
+                )
+                self.surface.check(envelope)
+            except (SessionError, KeyError, TypeError) as error:
+                self.corruption = self._corrupt(envelope, error)
+        self.apply_envelope(envelope)
+
+    def _corrupt(
+        self, envelope: Envelope, error: BaseException
+    ) -> CorruptSessionLogError:
+        seq = envelope.get("seq")
+        return CorruptSessionLogError(
+            f'corrupt session log: session "{self.id}" fails the surface fold '
+            f"at seq {seq}: {error}",
+            session_id=self.id,
+            seq=seq if type(seq) is int else None,
+        )
+
     def apply_envelope(self, envelope: Envelope) -> None:
         """Fold one recorded event into the decision state (never validates)."""
         if self.corruption is None:
             try:
                 self.surface.apply(envelope)
-            except SurfaceError as error:
-                seq = envelope.get("seq")
-                self.corruption = CorruptSessionLogError(
-                    f'corrupt session log: session "{self.id}" fails the surface fold '
-                    f"at seq {seq}: {error}",
-                    session_id=self.id,
-                    seq=seq if type(seq) is int else None,
-                )
+            except (SurfaceError, KeyError, TypeError) as error:
+                self.corruption = self._corrupt(envelope, error)
         self.turns.apply(envelope)
         self.repair_tracker.apply(envelope)
         self.last_time = envelope.get("time")
@@ -424,16 +450,32 @@ class Session(BaseAggregate[str]):
 
 
 def project_session(aggregate: Session | None, events: Any) -> Session | None:
-    """A plain-loop projector: the library's default checks a Protocol per event."""
+    """A plain-loop projector: the library's default checks a Protocol per event.
+
+    Stored events are folded with the strict surface checks; a missing header or a
+    gap in the versions is a corrupt log naming the seq.
+    """
     for event in events:
         if aggregate is None:
+            if not isinstance(event, (SessionCreated, SessionSnapshot)):
+                seq = event.originator_version - 2
+                raise CorruptSessionLogError(
+                    f'corrupt session log: session "{event.originator_id}" has no '
+                    "header row",
+                    session_id=str(event.originator_id),
+                    seq=seq if seq >= 0 else None,
+                )
             aggregate = event.mutate(None)
             continue
         if event.originator_version != aggregate.version + 1:
-            raise OriginatorVersionError(
-                event.originator_version, aggregate.version + 1
+            missing = aggregate.version - 1
+            raise CorruptSessionLogError(
+                f'corrupt session log: session "{aggregate.id}" has a seq gap at '
+                f"seq {missing}",
+                session_id=aggregate.id,
+                seq=missing,
             )
-        aggregate.apply_envelope(event.envelope)
+        aggregate.apply_stored(event.envelope)
         aggregate.version = event.originator_version
     if aggregate is not None and aggregate.last_time is not None:
         aggregate.modified_on = datetime.fromtimestamp(

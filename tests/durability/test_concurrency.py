@@ -45,10 +45,10 @@ JOIN_TIMEOUT = 300.0
 # interval keeps that tail short, so the test spends its time contending, not
 # decoding (with the default of 500 the PostgreSQL run is markedly slower).
 SNAPSHOT_INTERVAL = "50"
-# Four writers appending as fast as they can is far past any agent's load: on
-# PostgreSQL one command needed 38-97 attempts at worst (the table lock queues the
-# writers, and each reloads before it waits), so the helper's default of 20 gives
-# up. The figures print the worst case seen.
+# Four writers appending as fast as they can is far past any agent's load: the
+# worst command needed 40-97 attempts on PostgreSQL (the table lock queues the
+# writers fairly, and each reloads before it waits) and up to 19 on SQLite, so the
+# helper's default of 20 gives up. The figures print the worst case seen.
 RETRY_ATTEMPTS = 1000
 
 _CONTEXT = multiprocessing.get_context("spawn")

@@ -259,7 +259,6 @@ FOLD_CASES: dict[str, tuple[list[dict[str, Any]], int, str]] = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason=STRICT_FOLD_GAP)
 @pytest.mark.parametrize("case", list(FOLD_CASES))
 def test_a_log_failing_the_strict_fold_is_refused_at_its_seq(
     make_app: MakeApp, case: str
@@ -282,11 +281,6 @@ def test_a_log_failing_the_strict_fold_is_refused_at_its_seq(
     assert_good_still_readable(make_app)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a missing row (seq gap) is an OriginatorVersionError in project_session "
-    "and goes unnoticed by read_events; both must raise CorruptSessionLogError",
-)
 def test_a_seq_gap_names_the_missing_seq(make_app: MakeApp) -> None:
     app = make_app()
     raw_write(app, header(GOOD), turn1())
@@ -299,11 +293,6 @@ def test_a_seq_gap_names_the_missing_seq(make_app: MakeApp) -> None:
     assert_good_still_readable(make_app)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a log without its header row fails with AssertionError in "
-    "project_session/load_aggregate; it must be CorruptSessionLogError",
-)
 def test_a_log_without_its_header_is_corrupt(make_app: MakeApp) -> None:
     app = make_app()
     raw_write(app, header(GOOD), turn1())

@@ -331,7 +331,9 @@ def test_core_families_and_reserved_names_match_the_vocabulary() -> None:
     families = {
         event_family(t) for t in vocabulary.CORE_TYPES | vocabulary.PLUGIN_TYPES
     }
-    assert families == CORE_FAMILIES
+    # session/ and request/ are open families: later harnesses add plain
+    # log-only types there (session/end-seed, request/context).
+    assert families - {"session", "request"} == CORE_FAMILIES
     assert {SessionCreated.TOPIC, SessionSnapshot.TOPIC} == RESERVED_TYPES
 
 
@@ -343,8 +345,8 @@ def test_core_families_and_reserved_names_match_the_vocabulary() -> None:
         ("note", True),
         ("turn/pause", False),
         ("tool/approval", False),
-        ("session/renamed", False),
-        ("request/header-delta", False),  # legacy, refused by check_legacy first
+        ("session/end-seed", True),  # open family (later harness types)
+        ("request/context", True),
         ("session", False),
         ("session-snapshot", False),
     ],
@@ -385,7 +387,6 @@ NOT_WIRED = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason=NOT_WIRED)
 @pytest.mark.parametrize("event_type", ["turn/pause", "session", "session-snapshot"])
 def test_an_unknown_core_type_is_refused_at_append(
     make_app: MakeApp, event_type: str
@@ -398,7 +399,6 @@ def test_an_unknown_core_type_is_refused_at_append(
     assert handle.pending == []
 
 
-@pytest.mark.xfail(strict=True, reason=NOT_WIRED)
 def test_an_unknown_core_type_is_refused_in_a_seed(make_app: MakeApp) -> None:
     app = make_app()
     seed = [*turn1(), {"type": "turn/pause", "seq": 6, "time": 1, "data": {}}]
@@ -406,7 +406,6 @@ def test_an_unknown_core_type_is_refused_in_a_seed(make_app: MakeApp) -> None:
         app.create_session(session_id="seeded", seed=seed)
 
 
-@pytest.mark.xfail(strict=True, reason=NOT_WIRED)
 def test_an_unknown_core_type_is_refused_on_load(make_app: MakeApp) -> None:
     app = make_app()
     open_turn = turn1()[:1]

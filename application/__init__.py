@@ -2,6 +2,42 @@
 
 from __future__ import annotations
 
+from application.catch_up import SessionViews, views_of
+from application.query import (
+    PersistenceReader,
+    SessionEventRecord,
+    SessionEventTrace,
+    SessionEventWindow,
+    SessionLineageNode,
+    SessionLineageTrace,
+    SessionQuery,
+    SessionRecord,
+    SessionSummary,
+    SessionSummaryPage,
+    SessionSurfaceSnapshot,
+    SessionTitleSnapshot,
+    StoreReader,
+)
 from application.sessions import SessionHandle, Sessions
+from application.titles import FallbackTitles
 
-__all__ = ["SessionHandle", "Sessions"]
+__all__ = [
+    "FallbackTitles",
+    "PersistenceReader",
+    "SessionEventRecord",
+    "SessionEventTrace",
+    "SessionEventWindow",
+    "SessionHandle",
+    "SessionLineageNode",
+    "SessionLineageTrace",
+    "SessionQuery",
+    "SessionRecord",
+    "SessionSummary",
+    "SessionSummaryPage",
+    "SessionSurfaceSnapshot",
+    "SessionTitleSnapshot",
+    "SessionViews",
+    "Sessions",
+    "StoreReader",
+    "views_of",
+]

@@ -300,8 +300,8 @@ class Sessions(Application[str]):
         session_id: str,
         command: Callable[[SessionHandle], T],
         *,
-        attempts: int = 20,
-        wait: float = 0.005,
+        attempts: int = 100,
+        wait: float = 0.01,
     ) -> T:
         """Take the session over, apply ``command`` to it, flush; retry on conflict.
 

@@ -10,6 +10,7 @@ import json
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from domain.json import Envelope, Json, copy_json
+from domain.json import copy_json as _copy_json
 from domain.surface import Surface, fold_step, fold_surface
 
 if TYPE_CHECKING:
@@ -21,16 +22,23 @@ DerivedMessage: TypeAlias = dict[str, Any]
 _ENVELOPE_TAGS: Final = {"context/message": "context", "steering/message": "steering"}
 
 
+def _same(value: Json) -> Json:
+    return value
+
+
 def _text(text: str) -> Json:
     return {"type": "text", "text": text}
 
 
-def derive_message(event: Envelope) -> DerivedMessage | None:
+def derive_message(event: Envelope, *, copy: bool = True) -> DerivedMessage | None:
     """The message one surface event contributes, or ``None``.
 
     An ``assistant/message`` with empty content contributes nothing (it only hosts
-    usage); a type that cannot be a node contributes nothing either.
+    usage); a type that cannot be a node contributes nothing either. With
+    ``copy=False`` the message shares the event's content: for an event the caller
+    owns (freshly decoded), which saves a deep copy.
     """
+    copy_json = _copy_json if copy else _same
     event_type = event.get("type")
     data = event.get("data")
     if type(data) is not dict:

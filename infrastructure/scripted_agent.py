@@ -226,10 +226,19 @@ class ScriptedAgent:
             raise SurfaceError(msg)
         start, end = nodes[0], nodes[end_index]
         after = nodes[end_index + 1]
-        for edge, cut in (("start", start), ("end", after)):
-            if not is_tool_pairing_balanced(nodes, events, cut):
-                msg = f"compactRegion: {edge} seq {cut} is not a balanced boundary"
-                raise SurfaceError(msg)
+        # Both cuts must be balanced (§7.4); the texts are the seed's (§4.6 step 1).
+        if not is_tool_pairing_balanced(nodes, events, start):
+            msg = (
+                f"compactRegion: start seq {start} is not a balanced boundary "
+                "(would split a step's tool-call/result pair)"
+            )
+            raise SurfaceError(msg)
+        if not is_tool_pairing_balanced(nodes, events, after):
+            msg = (
+                f"compactRegion: end seq {end} is not a balanced boundary "
+                "(would split a step, or the step is still open)"
+            )
+            raise SurfaceError(msg)
         shadowed = nodes[: end_index + 1]
         start_seq = self.append("compact/start", {"turn": self.turn})
         try:

@@ -7,6 +7,7 @@ the surface with its marks, the listing and the lineage tree.
 
 from __future__ import annotations
 
+from shlex import quote
 from typing import TYPE_CHECKING
 
 import typer  # noqa: TC002 - typer reads the annotations at runtime
@@ -70,8 +71,16 @@ def _show_demo(result: DemoResult, state: CliState) -> None:
     out.print("Lineage", style="bold underline")
     out.print(render.lineage_view(query.trace_session(session_id)))
     out.print()
+    config = parse_store_url(state.store_url)
+    if config.env["PERSISTENCE_MODULE"] == "eventsourcing.popo":
+        say(out, "The memory: store is gone when this process exits.", style="dim")
+        say(
+            out, "Run `agentlog demo` without --store to keep the sessions and explore."
+        )
+        return
+    # The display form hides a password; quoted, because URLs hold ? and &.
     store = (
-        "" if state.store_url == DEFAULT_STORE_URL else f" --store {state.store_url}"
+        "" if config.url == DEFAULT_STORE_URL else f" --store {quote(config.display)}"
     )
     out.print("Try next:", style="bold")
     for command in (

@@ -46,7 +46,6 @@ STORY = [
     "Lineage",
     "◀ this session",
     "forked with 133 events",
-    "Try next:",
 ]
 
 
@@ -60,8 +59,11 @@ def test_demo_runs_the_whole_story(demo_store: Store) -> None:
     output = demo_store.demo_output
     for fragment in STORY:
         assert fragment in output, fragment
-    assert demo_store.ids["main"] in output
-    assert demo_store.ids["fork"] in output
+    main, fork = demo_store.ids["main"], demo_store.ids["fork"]
+    assert main in output
+    assert fork in output
+    assert f" show {main}\n" in output
+    assert f" messages {fork}\n" in output
     assert "Traceback" not in output
 
 
@@ -79,6 +81,7 @@ def test_demo_runs_in_memory(tmp_path: Path) -> None:
     result = run_cli("--store", "memory:", "demo", cwd=tmp_path).ok()
     for fragment in STORY:
         assert fragment in result.stdout, fragment
+    assert "The memory: store is gone when this process exits." in result.stdout
     assert list(tmp_path.iterdir()) == []
 
 

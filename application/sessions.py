@@ -174,6 +174,12 @@ class Sessions(Application[str]):
 
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
         environment = super().construct_env(name, env)
+        if environment.get("PERSISTENCE_MODULE") == "eventsourcing.sqlite":
+            # Adds an exact read of surface rows (see infrastructure.recorders).
+            environment.setdefault(
+                "APPLICATION_RECORDER_TOPIC",
+                "infrastructure.recorders:SQLiteSessionRecorder",
+            )
         # Session ids are strings: an inherited ORIGINATOR_ID_TYPE=uuid would make
         # writes commit and every read fail, so it is forced here.
         for key in environment.create_keys("ORIGINATOR_ID_TYPE"):
@@ -605,6 +611,27 @@ class Sessions(Application[str]):
             events.append(self._envelope(row))
         return events
 
+    def _rows_at(self, session_id: str, seqs: list[int]) -> list[StoredEvent]:
+        """The stored rows at exactly these (sorted) seqs.
+
+        Uses the recorder's ``select_events_at`` where the store offers it (see
+        :mod:`infrastructure.recorders`); otherwise reads ranges and skips the
+        rows between without decoding them.
+        """
+        select_at = getattr(self.recorder, "select_events_at", None)
+        if select_at is not None:
+            rows: list[StoredEvent] = select_at(session_id, [s + 2 for s in seqs])
+            return rows
+        wanted = set(seqs)
+        return [
+            row
+            for first, last in _runs(seqs)
+            for row in self.recorder.select_events(
+                session_id, gt=first + 1, lte=last + 2
+            )
+            if row.originator_version - 2 in wanted
+        ]
+
     def _envelope(self, row: StoredEvent) -> Envelope:
         event = self.mapper.to_domain_event(row)
         assert isinstance(event, SessionEvent)
@@ -659,16 +686,12 @@ class Sessions(Application[str]):
         """Fresh messages of these surface nodes, reading only uncached events."""
         missing = [s for s in nodes if s not in pending and s not in cache]
         if missing:
-            wanted = set(missing)
             with _gc_paused():
-                for first, last in _runs(sorted(missing)):
-                    for row in self.recorder.select_events(
-                        session_id, gt=first + 1, lte=last + 2
-                    ):
-                        seq = row.originator_version - 2
-                        if seq in wanted:
-                            # Freshly decoded and owned here: no copy needed.
-                            cache[seq] = derive_message(self._envelope(row), copy=False)
+                for row in self._rows_at(session_id, sorted(missing)):
+                    # Freshly decoded and owned here: no copy needed.
+                    cache[row.originator_version - 2] = derive_message(
+                        self._envelope(row), copy=False
+                    )
         messages = []
         for seq in nodes:
             envelope = pending.get(seq)

@@ -75,8 +75,19 @@ class AgentlogSystem(BenchSystem):
 
     @classmethod
     def preload(cls) -> None:
-        """Import the application package outside the timers."""
+        """Import what a service imports at start-up, outside the timers.
+
+        ``Sessions`` resolves its mapper, recorder and persistence module by topic
+        on construction; a long-running service has them imported already.
+        """
         _application()
+        for module in (
+            "infrastructure.mapper",
+            "infrastructure.recorders",
+            "eventsourcing.sqlite",
+            "application.query",
+        ):
+            importlib.import_module(module)
 
     def _sessions(self) -> Any:
         if self._app is None:

@@ -351,3 +351,97 @@ def test_run_with_retry_reapplies_after_a_conflict(make_app: MakeApp) -> None:
         second.flush(stale)
     second.run_with_retry("r", lambda h: h.append("note/x", {"n": 2}))
     assert [e["data"]["n"] for e in make_app().read_events("r")] == [0, 1, 2]
+
+
+def test_pq_006_plain_json_values_are_stored(make_app: MakeApp) -> None:
+    app = make_app(invariants=False)
+    handle = app.create_session(session_id="v")
+    data = {"a": None, "b": True, "c": False, "d": [1, [2, {"e": []}]], "f": {}}
+    handle.append("note/x", data)
+    app.flush(handle)
+    assert make_app().read_events("v")[0]["data"] == data
+
+
+def test_pq_008_016_mutating_a_header_copy_changes_nothing(make_app: MakeApp) -> None:
+    app = make_app()
+    handle = app.create_session(session_id="h", cwd="/w")
+    header = handle.header
+    header["cwd"] = "/elsewhere"
+    append_all(handle, turn1())
+    app.flush(handle)
+    loaded = make_app().header("h")
+    loaded["cwd"] = "/mutated"
+    assert make_app().header("h")["cwd"] == "/w"
+
+
+def test_pq_022_a_call_in_a_closed_step_gets_no_synthetic_result(
+    make_app: MakeApp,
+) -> None:
+    app = make_app()
+    call = {
+        "type": "assistant/message",
+        "seq": 2,
+        "time": 5,
+        "data": {
+            "turn": 1,
+            "step": 1,
+            "content": [
+                {"type": "tool-call", "id": "old", "name": "bash", "arguments": "{}"}
+            ],
+        },
+        "surfaceOp": "append",
+    }
+    events = [turn1()[0], turn1()[2] | {"seq": 1}, call, turn1()[4] | {"seq": 3}]
+    raw_write(app, header("closed-step"), events)
+    make_app().get_session("closed-step")
+    types = [e["type"] for e in make_app().read_events("closed-step")]
+    assert types[4:] == ["turn/end"]
+
+
+def test_pq_035_a_failed_flush_keeps_its_events_for_the_retry(
+    make_app: MakeApp,
+) -> None:
+    from eventsourcing.persistence import OperationalError
+
+    app = make_app()
+    handle = app.create_session(session_id="retry")
+    append_all(handle, turn1()[:3])
+    original = app.recorder.insert_events
+    calls = {"n": 0}
+
+    def failing_once(*args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise OperationalError("disk full")
+        return original(*args, **kwargs)
+
+    app.recorder.insert_events = failing_once  # type: ignore[method-assign]
+    with pytest.raises(OperationalError):
+        app.flush(handle)
+    assert not handle.stale
+    app.flush(handle)
+    assert [e["seq"] for e in make_app().read_events("retry")] == [0, 1, 2]
+
+
+def test_pq_037_038_a_fork_persists_its_seed_once(make_app: MakeApp) -> None:
+    app = make_app()
+    source = app.create_session(session_id="src", cwd="/w")
+    append_all(source, turn1())
+    app.flush(source)
+    child = app.fork("src", child_session_id="child")
+    app.flush(child)
+    app.flush(child)
+    reader = make_app()
+    assert without_time(reader.read_events("child")) == without_time(turn1())
+    header_of_child = reader.header("child")
+    assert header_of_child["parentSession"] == "src"
+    assert header_of_child["seedLength"] == 6
+    assert header_of_child["cwd"] == "/w"
+
+
+def test_pq_080_data_persists_across_application_instances(make_app: MakeApp) -> None:
+    first = make_app()
+    handle = first.create_session(session_id="p")
+    append_all(handle, turn1())
+    first.close()
+    assert len(make_app().read_events("p")) == 6

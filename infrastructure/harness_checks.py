@@ -13,21 +13,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from domain.json import dumps
+from domain.vocabulary import SURFACE_TYPES
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from domain.json import Envelope
 
-_SURFACE_TYPES: Final = frozenset(
-    {
-        "user/message",
-        "assistant/message",
-        "tool/result",
-        "context/message",
-        "steering/message",
-    }
-)
 _TEXT_DELTAS: Final = frozenset({"text-delta", "reasoning-delta"})
 _SHOWN_SEQS: Final = 8
 _SHOWN_CHARS: Final = 80
@@ -204,7 +196,7 @@ def _earlier(events: Sequence[Envelope], seq: Any, ref: Any) -> str | None:
 
 def _surface(events: Sequence[Envelope], ref: Any) -> str | None:
     kind = events[ref].get("type")
-    return None if kind in _SURFACE_TYPES else f"names a {kind}, not a surface event"
+    return None if kind in SURFACE_TYPES else f"names a {kind}, not a surface event"
 
 
 def _typed(events: Sequence[Envelope], ref: Any, expected: str) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+from domain.vocabulary import CORE_TYPES, PLUGIN_TYPES
 from infrastructure.harness_checks import show
 
 if TYPE_CHECKING:
@@ -21,40 +22,7 @@ __all__ = ["EventMapper"]
 
 _ENVELOPE_KEYS: Final = ("type", "seq", "time", "data")
 
-_SEED_ERA_TYPES: Final = frozenset(
-    {
-        "turn/start",
-        "turn/end",
-        "step/start",
-        "step/end",
-        "user/message",
-        "prompt/blocked",
-        "context/message",
-        "assistant/chunk",
-        "assistant/message",
-        "tool/call",
-        "tool/result",
-        "steering/message",
-        "todo/write",
-        "compact/start",
-        "compact/summary",
-        "compact/end",
-        "hook/invoked",
-        "hook/result",
-        "session/title",
-        "session/title-llm-request",
-        "request/header",
-    }
-)
-_SURFACE_TYPES: Final = frozenset(
-    {
-        "user/message",
-        "assistant/message",
-        "tool/result",
-        "context/message",
-        "steering/message",
-    }
-)
+_SEED_ERA_TYPES: Final = CORE_TYPES | PLUGIN_TYPES
 _REQUEST_HEADER_REASONS: Final = frozenset({"initial", "resume", "change", "fallback"})
 
 

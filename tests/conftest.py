@@ -37,13 +37,14 @@ def pg_params() -> dict[str, Any]:
     }
 
 
-def postgres_schema_env() -> Iterator[dict[str, str]]:
-    """A fresh schema on the test server, as environment; dropped afterwards."""
+def postgres_schema(prefix: str = "t_") -> Iterator[str]:
+    """A fresh schema on the test server; dropped afterwards.
+
+    With ``CI=true`` an unreachable server fails the test instead of skipping it.
+    """
     import psycopg
 
-    from infrastructure.store import parse_store_url
-
-    schema = "t_" + uuid.uuid4().hex[:16]
+    schema = prefix + uuid.uuid4().hex[:16]
     try:
         connection = psycopg.connect(**pg_params())
     except psycopg.OperationalError as error:
@@ -53,11 +54,17 @@ def postgres_schema_env() -> Iterator[dict[str, str]]:
     with connection:
         connection.execute(f'CREATE SCHEMA "{schema}"')
         try:
-            env = dict(parse_store_url(PG_URL).env)
-            env["POSTGRES_SCHEMA"] = schema
-            yield env
+            yield schema
         finally:
             connection.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def postgres_schema_env() -> Iterator[dict[str, str]]:
+    """A fresh schema on the test server, as environment; dropped afterwards."""
+    from infrastructure.store import parse_store_url
+
+    for schema in postgres_schema():
+        yield {**parse_store_url(PG_URL).env, "POSTGRES_SCHEMA": schema}
 
 
 @pytest.fixture(params=BACKENDS)

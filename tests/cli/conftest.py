@@ -12,14 +12,13 @@ import json
 import os
 import subprocess
 import sys
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.conftest import PG_URL, pg_params
+from tests.conftest import PG_URL, postgres_schema
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -101,22 +100,9 @@ class Store:
 
 def postgres_schema_url() -> Iterator[str]:
     """A store URL for a fresh schema on the test server; dropped afterwards."""
-    import psycopg
-
-    schema = "cli_" + uuid.uuid4().hex[:16]
-    try:
-        connection = psycopg.connect(**pg_params())
-    except psycopg.OperationalError as error:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"PostgreSQL is unreachable in CI: {error}")
-        pytest.skip(f"PostgreSQL is unreachable: {error}")
-    with connection:
-        connection.execute(f'CREATE SCHEMA "{schema}"')
-        try:
-            separator = "&" if "?" in PG_URL else "?"
-            yield f"{PG_URL}{separator}schema={schema}"
-        finally:
-            connection.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    for schema in postgres_schema("cli_"):
+        separator = "&" if "?" in PG_URL else "?"
+        yield f"{PG_URL}{separator}schema={schema}"
 
 
 def make_store(backend: str, directory: Path) -> Iterator[Store]:

@@ -187,16 +187,53 @@ class Surface:
     O(n) for the position lookup and the splice.
     """
 
-    __slots__ = ("_digests", "_generation", "_seqs", "_span_cache", "_types")
+    __slots__ = (
+        "_digest_map",
+        "_generation",
+        "_lazy",
+        "_seqs",
+        "_span_cache",
+        "_type_map",
+    )
 
     def __init__(self) -> None:
         self._seqs: list[int] = []
-        self._types: dict[int, str] = {}
-        self._digests: dict[int, str] = {}
+        self._type_map: dict[int, str] = {}
+        self._digest_map: dict[int, str] = {}
+        # A surface restored from a snapshot keeps its node types and digests as
+        # the snapshot's strings until a rule needs them: loading a long session
+        # to append or to read its tail then costs no per-node work.
+        self._lazy: tuple[str, str] | None = None
         self._generation = 0
         # check() and apply() of one replace resolve the same range; the cache
         # avoids a second O(n) lookup and is dropped on every mutation.
         self._span_cache: tuple[int, int, int, int] | None = None
+
+    @property
+    def _types(self) -> dict[int, str]:
+        if self._lazy is not None:
+            self._materialize()
+        return self._type_map
+
+    @property
+    def _digests(self) -> dict[int, str]:
+        if self._lazy is not None:
+            self._materialize()
+        return self._digest_map
+
+    def _materialize(self) -> None:
+        assert self._lazy is not None
+        types, digests = self._lazy
+        self._lazy = None
+        seqs = self._seqs
+        self._type_map = dict(zip(seqs, types, strict=True))
+        result_seqs = [
+            seq for seq, code in zip(seqs, types, strict=True) if code == _TOOL_RESULT
+        ]
+        self._digest_map = {
+            seq: digests[k * _DIGEST_CHARS : (k + 1) * _DIGEST_CHARS]
+            for k, seq in enumerate(result_seqs)
+        }
 
     # ---------------------------------------------------------------- reading
 
@@ -343,6 +380,15 @@ class Surface:
                 del self._types[gone]
                 self._digests.pop(gone, None)
             self._generation += 1
+        elif self._lazy is not None:
+            # Keep a restored surface lazy: extend its strings instead.
+            self._seqs.append(seq)
+            types, digests = self._lazy
+            if code == _TOOL_RESULT:
+                digests += _rewrite_digest(event.get("data"))
+            self._lazy = (types + code, digests)
+            self._span_cache = None
+            return removed
         else:
             self._seqs.append(seq)
         self._types[seq] = code
@@ -357,9 +403,16 @@ class Surface:
         """Compact JSON: delta-encoded seqs, one type character per node, and the
         tool/result digests concatenated in surface order."""
         seqs = self._seqs
+        deltas = [seqs[0], *(b - a for a, b in pairwise(seqs))] if seqs else []
+        if self._lazy is not None:
+            return {
+                "generation": self._generation,
+                "seqs": deltas,
+                "types": self._lazy[0],
+                "digests": self._lazy[1],
+            }
         types = self._types
         digests = self._digests
-        deltas = [seqs[0], *(b - a for a, b in pairwise(seqs))] if seqs else []
         return {
             "generation": self._generation,
             "seqs": deltas,
@@ -383,14 +436,7 @@ class Surface:
             raise SurfaceError(msg)
         surface = cls()
         surface._seqs = seqs
-        surface._types = dict(zip(seqs, types, strict=True))
-        result_seqs = [
-            seq for seq, code in zip(seqs, types, strict=True) if code == _TOOL_RESULT
-        ]
-        surface._digests = {
-            seq: digests[k * _DIGEST_CHARS : (k + 1) * _DIGEST_CHARS]
-            for k, seq in enumerate(result_seqs)
-        }
+        surface._lazy = (types, digests)
         surface._generation = generation
         return surface
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from application.catch_up import SessionViews, views_of
+from application.handle import SessionHandle
 from application.query import (
     PersistenceReader,
     SessionEventRecord,
@@ -18,7 +19,7 @@ from application.query import (
     SessionTitleSnapshot,
     StoreReader,
 )
-from application.sessions import SessionHandle, Sessions
+from application.sessions import Sessions
 from application.titles import FallbackTitles
 
 __all__ = [

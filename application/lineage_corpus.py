@@ -20,7 +20,7 @@ from application.query_models import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from application.sessions import SessionHandle
+    from application.handle import SessionHandle
     from application.store_reader import StoreReader
     from domain.lineage import LineageTrace
 

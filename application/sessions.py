@@ -20,6 +20,7 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError, StoredEvent
 from eventsourcing.utils import retry
 
+from application.handle import SessionHandle
 from domain.errors import (
     CorruptSessionLogError,
     SessionAlreadyExistsError,
@@ -52,7 +53,6 @@ if TYPE_CHECKING:
     from eventsourcing.utils import Environment, EnvType
 
     from domain.json import Envelope
-    from domain.surface import Surface
 
 CreatedObserver = Callable[["SessionHandle"], None]
 EventObserver = Callable[["SessionHandle", "Envelope"], None]
@@ -65,80 +65,6 @@ MESSAGE_CACHE_SESSIONS = 16
 RANGE_GAP = 64
 """Node seqs closer than this are fetched in one range read (the rows between are
 skipped without decoding)."""
-
-
-class SessionHandle:
-    """A live session: appends are recorded in memory and saved by ``flush``.
-
-    A handle is what an agent loop holds while it works. It never does I/O on
-    append. After a concurrency conflict it is *stale*: reload it with
-    :meth:`Sessions.get_session` and re-apply the command.
-    """
-
-    def __init__(self, app: Sessions, aggregate: Session) -> None:
-        self._app = app
-        self._aggregate = aggregate
-        self.stale = False
-        self.detached = False
-
-    @property
-    def id(self) -> str:
-        return self._aggregate.id
-
-    @property
-    def aggregate(self) -> Session:
-        """The aggregate behind the handle (its pending events are unflushed)."""
-        return self._aggregate
-
-    @property
-    def header(self) -> dict[str, Any]:
-        return copy_json(self._aggregate.header)  # type: ignore[no-any-return]
-
-    @property
-    def seq(self) -> int:
-        """The next seq: how many events the log holds, flushed or not."""
-        return self._aggregate.seq
-
-    @property
-    def surface(self) -> Surface:
-        return self._aggregate.surface
-
-    @property
-    def events(self) -> list[Envelope]:
-        """The whole log, stored and pending, as fresh copies."""
-        return self._app.read_events(self.id)
-
-    @property
-    def pending(self) -> list[Envelope]:
-        """Copies of the events appended since the last flush."""
-        return [
-            loads(event.encoded)
-            for event in self._aggregate.pending_events
-            if isinstance(event, SessionEvent)
-        ]
-
-    def append(
-        self,
-        event_type: str,
-        data: Any,
-        surface_op: Any = None,
-        source_event_seqs: Any = None,
-    ) -> Envelope:
-        """Validate and record one event in memory; observers see it at once."""
-        if self.stale:
-            raise StaleSessionError(self.id)
-        envelope = self._aggregate.append(
-            event_type, data, surface_op=surface_op, source_event_seqs=source_event_seqs
-        )
-        if not self.detached:
-            self._app.publish_event(self, envelope)
-        return envelope
-
-    def messages(self) -> list[dict[str, Any]]:
-        return self._app.messages(self.id)
-
-    def __repr__(self) -> str:
-        return f"SessionHandle(id={self.id!r}, seq={self.seq})"
 
 
 class Sessions(Application[str]):
@@ -751,3 +677,6 @@ def _runs(seqs: list[int]) -> Iterator[tuple[int, int]]:
             first = seq
         last = seq
     yield first, last
+
+
+__all__ = ["SessionHandle", "Sessions", "check_format_version"]

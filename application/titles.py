@@ -22,7 +22,8 @@ from domain.title import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from application.sessions import SessionHandle, Sessions
+    from application.handle import SessionHandle
+    from application.sessions import Sessions
     from domain.json import Envelope
 
 

@@ -18,7 +18,7 @@ from domain.pairing import is_tool_pairing_balanced
 from domain.title import TitleConfig, plan_fallback_title
 
 if TYPE_CHECKING:
-    from application.sessions import SessionHandle
+    from application.handle import SessionHandle
 
 ToolCall = tuple[str, Mapping[str, Any]]
 """A tool name and its arguments (the model writes them as JSON text)."""

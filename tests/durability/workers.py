@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from multiprocessing.queues import Queue
     from multiprocessing.synchronize import Barrier
 
-    from application.sessions import SessionHandle
+    from application.handle import SessionHandle
 
 AppendArgs = tuple[str, dict[str, Any], Any]
 """One ``handle.append(type, data, surface_op)`` call."""

@@ -1,0 +1,89 @@
+"""The live session handle: what an agent loop holds while it works."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from domain.errors import StaleSessionError
+from domain.events import SessionEvent
+from domain.json import copy_json, loads
+
+if TYPE_CHECKING:
+    from application.sessions import Sessions
+    from domain.json import Envelope
+    from domain.session import Session
+    from domain.surface import Surface
+
+
+class SessionHandle:
+    """A live session: appends are recorded in memory and saved by ``flush``.
+
+    A handle is what an agent loop holds while it works. It never does I/O on
+    append. After a concurrency conflict it is *stale*: reload it with
+    :meth:`Sessions.get_session` and re-apply the command.
+    """
+
+    def __init__(self, app: Sessions, aggregate: Session) -> None:
+        self._app = app
+        self._aggregate = aggregate
+        self.stale = False
+        self.detached = False
+
+    @property
+    def id(self) -> str:
+        return self._aggregate.id
+
+    @property
+    def aggregate(self) -> Session:
+        """The aggregate behind the handle (its pending events are unflushed)."""
+        return self._aggregate
+
+    @property
+    def header(self) -> dict[str, Any]:
+        return copy_json(self._aggregate.header)  # type: ignore[no-any-return]
+
+    @property
+    def seq(self) -> int:
+        """The next seq: how many events the log holds, flushed or not."""
+        return self._aggregate.seq
+
+    @property
+    def surface(self) -> Surface:
+        return self._aggregate.surface
+
+    @property
+    def events(self) -> list[Envelope]:
+        """The whole log, stored and pending, as fresh copies."""
+        return self._app.read_events(self.id)
+
+    @property
+    def pending(self) -> list[Envelope]:
+        """Copies of the events appended since the last flush."""
+        return [
+            loads(event.encoded)
+            for event in self._aggregate.pending_events
+            if isinstance(event, SessionEvent)
+        ]
+
+    def append(
+        self,
+        event_type: str,
+        data: Any,
+        surface_op: Any = None,
+        source_event_seqs: Any = None,
+    ) -> Envelope:
+        """Validate and record one event in memory; observers see it at once."""
+        if self.stale:
+            raise StaleSessionError(self.id)
+        envelope = self._aggregate.append(
+            event_type, data, surface_op=surface_op, source_event_seqs=source_event_seqs
+        )
+        if not self.detached:
+            self._app.publish_event(self, envelope)
+        return envelope
+
+    def messages(self) -> list[dict[str, Any]]:
+        return self._app.messages(self.id)
+
+    def __repr__(self) -> str:
+        return f"SessionHandle(id={self.id!r}, seq={self.seq})"

@@ -10,9 +10,7 @@ tests and on SQLite or PostgreSQL in production.
 from __future__ import annotations
 
 import contextlib
-import gc
 import uuid
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -21,6 +19,7 @@ from eventsourcing.persistence import IntegrityError, StoredEvent
 from eventsourcing.utils import retry
 
 from application.handle import SessionHandle
+from application.history import MessageHistory
 from domain.errors import (
     CorruptSessionLogError,
     SessionAlreadyExistsError,
@@ -33,9 +32,8 @@ from domain.errors import (
 )
 from domain.events import SessionEvent
 from domain.fork import resolve_fork_boundary
-from domain.json import copy_json, loads
+from domain.json import loads
 from domain.known_types import check_known_type
-from domain.messages import derive_message
 from domain.session import (
     SESSION_FORMAT_VERSION,
     Clock,
@@ -61,10 +59,6 @@ T = TypeVar("T")
 
 DEFAULT_SNAPSHOT_INTERVAL = 500
 REPAIR_ATTEMPTS = 5
-MESSAGE_CACHE_SESSIONS = 16
-RANGE_GAP = 64
-"""Node seqs closer than this are fetched in one range read (the rows between are
-skipped without decoding)."""
 
 
 class Sessions(Application[str]):
@@ -94,9 +88,7 @@ class Sessions(Application[str]):
         self._out_of_band: set[str] = set()
         self._created_observers: list[CreatedObserver] = []
         self._event_observers: list[EventObserver] = []
-        self._message_cache: OrderedDict[str, dict[int, dict[str, Any] | None]] = (
-            OrderedDict()
-        )
+        self.history = MessageHistory(self.recorder, self._envelope)
 
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
         environment = super().construct_env(name, env)
@@ -537,27 +529,6 @@ class Sessions(Application[str]):
             events.append(self._envelope(row))
         return events
 
-    def _rows_at(self, session_id: str, seqs: list[int]) -> list[StoredEvent]:
-        """The stored rows at exactly these (sorted) seqs.
-
-        Uses the recorder's ``select_events_at`` where the store offers it (see
-        :mod:`infrastructure.recorders`); otherwise reads ranges and skips the
-        rows between without decoding them.
-        """
-        select_at = getattr(self.recorder, "select_events_at", None)
-        if select_at is not None:
-            rows: list[StoredEvent] = select_at(session_id, [s + 2 for s in seqs])
-            return rows
-        wanted = set(seqs)
-        return [
-            row
-            for first, last in _runs(seqs)
-            for row in self.recorder.select_events(
-                session_id, gt=first + 1, lte=last + 2
-            )
-            if row.originator_version - 2 in wanted
-        ]
-
     def _envelope(self, row: StoredEvent) -> Envelope:
         event = self.mapper.to_domain_event(row)
         assert isinstance(event, SessionEvent)
@@ -568,11 +539,8 @@ class Sessions(Application[str]):
     ) -> list[dict[str, Any]]:
         """The derived LLM message history (session-core §5), or its ``last`` N.
 
-        Only the events on the current surface are read and decoded. Messages of
-        stored events are cached per seq (a stored event never changes); unflushed
-        events are derived on every call, because a lost conflict or a discarded
-        command can drop them. Every call returns fresh copies equal to a fold
-        from scratch.
+        Live sessions include their unflushed events; see
+        :class:`~application.history.MessageHistory` for what is read and cached.
         """
         live = self._live.get(session_id)
         aggregate = (
@@ -580,51 +548,7 @@ class Sessions(Application[str]):
         )
         if aggregate.corruption is not None:
             raise aggregate.corruption
-        cache = self._message_cache.pop(session_id, None) or {}
-        self._message_cache[session_id] = cache
-        while len(self._message_cache) > MESSAGE_CACHE_SESSIONS:
-            self._message_cache.popitem(last=False)
-        pending = {
-            event.seq: event.envelope
-            for event in aggregate.pending_events
-            if isinstance(event, SessionEvent)
-        }
-        nodes = aggregate.surface.seqs
-        if last is None:
-            return self._derive(session_id, nodes, pending, cache)
-        found: list[dict[str, Any]] = []
-        end = len(nodes)
-        window = max(last, 1)
-        while end > 0 and len(found) < last:
-            begin = max(0, end - window)
-            found[:0] = self._derive(session_id, nodes[begin:end], pending, cache)
-            end = begin
-            window *= 2
-        return found[-last:] if last else []
-
-    def _derive(
-        self,
-        session_id: str,
-        nodes: list[int],
-        pending: dict[int, Envelope],
-        cache: dict[int, dict[str, Any] | None],
-    ) -> list[dict[str, Any]]:
-        """Fresh messages of these surface nodes, reading only uncached events."""
-        missing = [s for s in nodes if s not in pending and s not in cache]
-        if missing:
-            with _gc_paused():
-                for row in self._rows_at(session_id, sorted(missing)):
-                    # Freshly decoded and owned here: no copy needed.
-                    cache[row.originator_version - 2] = derive_message(
-                        self._envelope(row), copy=False
-                    )
-        messages = []
-        for seq in nodes:
-            envelope = pending.get(seq)
-            message = cache[seq] if envelope is None else derive_message(envelope)
-            if message is not None:
-                messages.append(copy_json(message))
-        return messages
+        return self.history.messages(aggregate, last=last)
 
 
 def check_format_version(session_id: str, header: Mapping[str, Any]) -> None:
@@ -648,35 +572,6 @@ def _refusing_legacy(events: Iterable[Any]) -> Iterator[Any]:
             )
             check_known_type(event.originator_id, envelope["type"], event.seq)
         yield event
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector around a bulk decode.
-
-    Decoding thousands of rows allocates many small containers and no cycles;
-    the collector's generation-0 passes over them cost more than the decoding.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _runs(seqs: list[int]) -> Iterator[tuple[int, int]]:
-    """Group sorted seqs into ranges whose gaps are smaller than ``RANGE_GAP``."""
-    if not seqs:
-        return
-    first = last = seqs[0]
-    for seq in seqs[1:]:
-        if seq - last > RANGE_GAP:
-            yield first, last
-            first = seq
-        last = seq
-    yield first, last
 
 
 __all__ = ["SessionHandle", "Sessions", "check_format_version"]

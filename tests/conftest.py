@@ -100,6 +100,7 @@ def make_app(app_env: dict[str, str]) -> Iterator[Callable[..., Sessions]]:
             app.recorder = shared[0].recorder
             app.events.recorder = shared[0].recorder
             app._notification_log.recorder = shared[0].recorder
+            app.history.recorder = shared[0].recorder
             assert app.snapshots is not None and shared[0].snapshots is not None
             app.snapshots.recorder = shared[0].snapshots.recorder
             app.repository.event_store = app.events

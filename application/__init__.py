@@ -20,10 +20,15 @@ from application.query import (
     StoreReader,
 )
 from application.sessions import Sessions
-from application.titles import FallbackTitles
+from application.titles import (
+    LlmTitleHelper,
+    SessionTitles,
+    TitleProvider,
+    TitleRequest,
+)
 
 __all__ = [
-    "FallbackTitles",
+    "LlmTitleHelper",
     "PersistenceReader",
     "SessionEventRecord",
     "SessionEventTrace",
@@ -37,8 +42,11 @@ __all__ = [
     "SessionSummaryPage",
     "SessionSurfaceSnapshot",
     "SessionTitleSnapshot",
+    "SessionTitles",
     "SessionViews",
     "Sessions",
     "StoreReader",
+    "TitleProvider",
+    "TitleRequest",
     "views_of",
 ]

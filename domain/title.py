@@ -11,6 +11,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, Literal
 
 from pydantic import (
@@ -291,3 +292,55 @@ def plan_fallback_title(
         "messageSeqs": [first["seq"]],
         "source": {"kind": "fallback"},
     }
+
+
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
+def check_provider_result(
+    provider_id: str,
+    result: object,
+    request_seqs: Sequence[int],
+    max_title_bytes: int,
+) -> dict[str, Any]:
+    """The ``session/title`` data of a provider's result, or :class:`TitleError`.
+
+    persistence-query §2.4: the result is an object; its title a string that
+    normalises non-empty under ``max_title_bytes``; ``messageSeqs`` non-empty,
+    unique, strictly ordered safe integers drawn from the request; an optional
+    ``model`` names a non-empty provider and model.
+    """
+    prefix = f'session-title provider "{provider_id}" returned '
+    if not isinstance(result, Mapping):
+        raise TitleError(prefix + "an invalid result")
+    title = result.get("title")
+    if type(title) is not str:
+        raise TitleError(prefix + "an invalid result: title must be a string")
+    normalised = normalize_title(title, max_title_bytes)
+    if not normalised:
+        raise TitleError(prefix + "an empty title")
+    seqs = result.get("messageSeqs")
+    if not isinstance(seqs, list) or not seqs:
+        raise TitleError(prefix + "a title without at least one source message")
+    allowed = set(request_seqs)
+    ordered = all(
+        type(seq) is int and 0 <= seq <= MAX_SAFE_INTEGER and seq in allowed
+        for seq in seqs
+    ) and all(a < b for a, b in pairwise(seqs))
+    if not ordered:
+        raise TitleError(
+            prefix + "messageSeqs that are not unique, ordered seqs of the request"
+        )
+    source: dict[str, Any] = {"kind": "provider", "provider": provider_id}
+    model = result.get("model")
+    if model is not None:
+        if not (
+            isinstance(model, Mapping)
+            and isinstance(model.get("provider"), str)
+            and model["provider"]
+            and isinstance(model.get("model"), str)
+            and model["model"]
+        ):
+            raise TitleError(prefix + "an invalid model provenance")
+        source["model"] = {"provider": model["provider"], "model": model["model"]}
+    return {"title": normalised, "messageSeqs": list(seqs), "source": source}

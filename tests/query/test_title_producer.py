@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from application import Sessions
-from application.titles import FallbackTitles
+from application.titles import SessionTitles
 from domain.errors import SessionError
 from domain.title import TitleConfig, fold_session_title
 
@@ -33,7 +33,7 @@ def test_pq_082_first_prompt_titles_the_session_inside_its_turn(
     make_app: MakeApp,
 ) -> None:
     app = make_app()
-    FallbackTitles(app, CONFIG)
+    SessionTitles(app, CONFIG)
     handle = app.create_session(session_id="t")
     start(handle)
     handle.append(
@@ -53,7 +53,7 @@ def test_pq_082_first_prompt_titles_the_session_inside_its_turn(
 
 def test_pq_083_only_real_prompts_title_and_only_once(make_app: MakeApp) -> None:
     app = make_app()
-    FallbackTitles(app, CONFIG)
+    SessionTitles(app, CONFIG)
     handle = app.create_session(session_id="t")
     start(handle)
     handle.append(
@@ -92,8 +92,8 @@ def test_pq_085_086_outside_a_turn_a_zero_step_turn_and_one_flush(
         original(h)
 
     app.flush = counting  # type: ignore[method-assign]
-    titles = FallbackTitles(app, CONFIG)
-    first, second = titles.refresh("t"), titles.refresh("t")
+    titles = SessionTitles(app, CONFIG)
+    first, second = titles.ensure_fallback("t"), titles.ensure_fallback("t")
     assert first == second
     assert first is not None
     assert first.title == "hello there"
@@ -106,7 +106,7 @@ def test_pq_085_086_outside_a_turn_a_zero_step_turn_and_one_flush(
 
 def test_pq_087_titles_survive_a_reload(make_app: MakeApp) -> None:
     app = make_app()
-    FallbackTitles(app, CONFIG)
+    SessionTitles(app, CONFIG)
     handle = app.create_session(session_id="t")
     start(handle)
     handle.append("user/message", prompt("persist me"), surface_op="append")
@@ -126,7 +126,7 @@ def test_pq_087_titles_survive_a_reload(make_app: MakeApp) -> None:
 
 def test_pq_088_a_fork_inherits_the_title(make_app: MakeApp) -> None:
     app = make_app()
-    titles = FallbackTitles(app, CONFIG)
+    titles = SessionTitles(app, CONFIG)
     parent = app.create_session(session_id="parent")
     start(parent)
     parent.append("user/message", prompt("parent question"), surface_op="append")
@@ -134,17 +134,17 @@ def test_pq_088_a_fork_inherits_the_title(make_app: MakeApp) -> None:
     child = app.fork("parent")
     start(child, 2)
     child.append("user/message", prompt("child question"), surface_op="append")
-    assert titles.refresh(child.id) == titles.refresh("parent")
+    assert titles.ensure_fallback(child.id) == titles.ensure_fallback("parent")
     assert [e["type"] for e in child.events].count("session/title") == 1
 
 
 def test_pq_089_an_empty_fallback_writes_nothing(make_app: MakeApp) -> None:
     app = make_app()
-    titles = FallbackTitles(app, TitleConfig(5, 1, 1))
+    titles = SessionTitles(app, TitleConfig(5, 1, 1))
     handle = app.create_session(session_id="t")
     start(handle)
     handle.append("user/message", prompt("😀"), surface_op="append")
-    assert titles.refresh("t") is None
+    assert titles.ensure_fallback("t") is None
     assert "session/title" not in [e["type"] for e in handle.events]
 
 

@@ -53,6 +53,14 @@ from domain.surface import (
     classify,
     fold_surface,
 )
+from domain.title import (
+    TitleConfig,
+    TitleError,
+    TitleSnapshot,
+    fallback_title,
+    fold_session_title,
+    normalize_title,
+)
 from domain.vocabulary import (
     CORE_TYPES,
     PAYLOAD_MODELS,
@@ -108,6 +116,9 @@ __all__ = [
     "SurfaceFold",
     "SurfaceIntentError",
     "SurfaceNode",
+    "TitleConfig",
+    "TitleError",
+    "TitleSnapshot",
     "TurnInvariants",
     "UnsupportedSessionFormatError",
     "check_intent",
@@ -117,6 +128,8 @@ __all__ = [
     "derive_message",
     "derive_messages",
     "dumps",
+    "fallback_title",
+    "fold_session_title",
     "fold_surface",
     "interrupted_turn_closers",
     "is_json_value",
@@ -125,6 +138,7 @@ __all__ = [
     "is_tool_pairing_balanced",
     "loads",
     "make_header",
+    "normalize_title",
     "now_ms",
     "project_session",
     "register_payload",

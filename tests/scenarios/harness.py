@@ -150,6 +150,11 @@ def chunk(turn: int = 1, step: int = 1, delta: str = "x") -> Append:
     )
 
 
+def add(target: Any, *appends: Append) -> list[Envelope]:
+    """Append each in turn to a ``Session`` or a ``SessionHandle``."""
+    return [append.to(target) for append in appends]
+
+
 def strip_time(events: Sequence[Envelope]) -> list[Envelope]:
     return [{k: v for k, v in e.items() if k != "time"} for e in events]
 

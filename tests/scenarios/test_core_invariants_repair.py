@@ -29,6 +29,7 @@ from tests.scenarios.harness import (
     C,
     R,
     U,
+    add,
     chunk,
     raises_exactly,
     text,
@@ -37,13 +38,6 @@ from tests.scenarios.harness import (
 MakeApp = Callable[..., Sessions]
 USER = {"kind": "user"}
 INTERRUPTED = {"name": "InterruptedError", "code": "interrupted"}
-
-
-def add(handle: SessionHandle, *appends: Append) -> list[dict[str, Any]]:
-    return [
-        handle.append(a.type, a.data, a.surface_op, a.source_event_seqs)
-        for a in appends
-    ]
 
 
 def snapshot(app: Sessions, handle: SessionHandle) -> Any:

@@ -36,6 +36,7 @@ from tests.scenarios.harness import (
     C,
     Rep,
     U,
+    add,
     raises_exactly,
     text,
 )
@@ -317,13 +318,6 @@ def test_core_087_a_session_seeded_with_another_derives_the_same(
 
 
 # ------------------------------------------------------------------- G. fork
-
-
-def add(handle: SessionHandle, *appends: Append) -> None:
-    for append in appends:
-        handle.append(
-            append.type, append.data, append.surface_op, append.source_event_seqs
-        )
 
 
 def test_core_088_forking_an_empty_source(make_app: MakeApp) -> None:

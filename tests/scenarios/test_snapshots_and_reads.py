@@ -11,14 +11,9 @@ import pytest
 
 from application import Sessions
 from domain.messages import derive_messages
-from tests.scenarios.harness import SE, SS, TE, TS, A, Append, U, chunk
+from tests.scenarios.harness import SE, SS, TE, TS, A, U, add, chunk
 
 MakeApp = Callable[..., Sessions]
-
-
-def add(handle: Any, *appends: Append) -> None:
-    for a in appends:
-        handle.append(a.type, a.data, a.surface_op, a.source_event_seqs)
 
 
 def long_session(app: Sessions, turns: int, session_id: str = "long") -> Any:

@@ -23,7 +23,6 @@ from eventsourcing.domain import (
 
 from domain.errors import (
     CorruptSessionLogError,
-    InvariantError,
     NonJsonDataError,
     SeedError,
     SessionError,
@@ -498,7 +497,6 @@ def _render(value: object) -> str:
 __all__ = [
     "SESSION_FORMAT_VERSION",
     "Clock",
-    "InvariantError",
     "Session",
     "SessionCreated",
     "SessionSnapshot",

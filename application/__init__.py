@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from application.catch_up import SessionViews, views_of
-from application.handle import SessionHandle
-from application.query import (
+from agentlog.application.catch_up import SessionViews, views_of
+from agentlog.application.handle import SessionHandle
+from agentlog.application.query import (
     PersistenceReader,
     SessionEventRecord,
     SessionEventTrace,
@@ -19,8 +19,8 @@ from application.query import (
     SessionTitleSnapshot,
     StoreReader,
 )
-from application.sessions import Sessions
-from application.titles import (
+from agentlog.application.sessions import Sessions
+from agentlog.application.titles import (
     LlmTitleHelper,
     SessionTitles,
     TitleProvider,

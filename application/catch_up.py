@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from eventsourcing.persistence import IntegrityError, Tracking
 
-from application.projections import (
+from agentlog.application.projections import (
     LineageProjection,
     LineageView,
     ListingProjection,
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from eventsourcing.application import Application
 
-    from application.view_rows import ProjectedEvent
+    from agentlog.application.view_rows import ProjectedEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +46,9 @@ class ViewClasses:
 
 
 VIEW_MODULES: Mapping[str, str] = {
-    "eventsourcing.popo": "infrastructure.views.popo",
-    "eventsourcing.sqlite": "infrastructure.views.sqlite",
-    "eventsourcing.postgres": "infrastructure.views.postgres",
+    "eventsourcing.popo": "agentlog.infrastructure.views.popo",
+    "eventsourcing.sqlite": "agentlog.infrastructure.views.sqlite",
+    "eventsourcing.postgres": "agentlog.infrastructure.views.postgres",
 }
 
 

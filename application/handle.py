@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from domain.errors import StaleSessionError
-from domain.events import SessionEvent
-from domain.json import copy_json, loads
+from agentlog.domain.errors import StaleSessionError
+from agentlog.domain.events import SessionEvent
+from agentlog.domain.json import copy_json, loads
 
 if TYPE_CHECKING:
-    from application.sessions import Sessions
-    from domain.json import Envelope
-    from domain.session import Session
-    from domain.surface import Surface
+    from agentlog.application.sessions import Sessions
+    from agentlog.domain.json import Envelope
+    from agentlog.domain.session import Session
+    from agentlog.domain.surface import Surface
 
 
 class SessionHandle:

@@ -14,17 +14,17 @@ import gc
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from domain.events import SessionEvent
-from domain.json import copy_json
-from domain.messages import derive_message
+from agentlog.domain.events import SessionEvent
+from agentlog.domain.json import copy_json
+from agentlog.domain.messages import derive_message
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from eventsourcing.persistence import ApplicationRecorder, StoredEvent
 
-    from domain.json import Envelope
-    from domain.session import Session
+    from agentlog.domain.json import Envelope
+    from agentlog.domain.session import Session
 
 CACHED_SESSIONS = 16
 RANGE_GAP = 64
@@ -99,7 +99,7 @@ class MessageHistory:
         """The stored rows at exactly these (sorted) seqs.
 
         Uses the recorder's ``select_events_at`` where the store offers it (see
-        :mod:`infrastructure.recorders`); otherwise reads ranges and skips the
+        :mod:`agentlog.infrastructure.recorders`); otherwise reads ranges and skips the
         rows between without decoding them.
         """
         select_at = getattr(self.recorder, "select_events_at", None)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from application.query_models import (
+from agentlog.application.query_models import (
     Header,
     SessionLineageNode,
     SessionLineageTrace,
@@ -20,9 +20,9 @@ from application.query_models import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from application.handle import SessionHandle
-    from application.store_reader import StoreReader
-    from domain.lineage import LineageTrace
+    from agentlog.application.handle import SessionHandle
+    from agentlog.application.store_reader import StoreReader
+    from agentlog.domain.lineage import LineageTrace
 
 
 class StoreLineageCorpus:

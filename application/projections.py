@@ -4,7 +4,7 @@ Each view is a table of rows keyed by session id, kept by a library
 :class:`~eventsourcing.projection.Projection`; a view change and its tracking
 position commit in one transaction, so every notification counts exactly once.
 The row folds live in ``view_rows``; the backend classes in
-``infrastructure.views``; the pull loop that drives them in ``catch_up``.
+``agentlog.infrastructure.views``; the pull loop that drives them in ``catch_up``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from eventsourcing.persistence import Tracking, TrackingRecorder
 from eventsourcing.projection import Projection
 
-from application.view_rows import (
+from agentlog.application.view_rows import (
     HEADER_TYPE,
     LineageRow,
     ListingRow,
@@ -28,10 +28,10 @@ from application.view_rows import (
     fold_listing,
     fold_title,
 )
-from domain.events import SessionEvent
-from domain.json import loads
-from domain.session import SessionCreated
-from domain.title import TITLE_EVENT
+from agentlog.domain.events import SessionEvent
+from agentlog.domain.json import loads
+from agentlog.domain.session import SessionCreated
+from agentlog.domain.title import TITLE_EVENT
 
 if TYPE_CHECKING:
     from eventsourcing.persistence import Mapper, Notification

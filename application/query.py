@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from application.catch_up import views_of
-from application.lineage_corpus import StoreLineageCorpus, lineage_model
-from application.query_models import (
+from agentlog.application.catch_up import views_of
+from agentlog.application.lineage_corpus import StoreLineageCorpus, lineage_model
+from agentlog.application.query_models import (
     Header,
     SessionEventRecord,
     SessionEventTrace,
@@ -34,26 +34,26 @@ from application.query_models import (
     query_error,
     source_conflict,
 )
-from application.store_reader import PersistenceReader, StoreReader
-from application.summaries import (
+from agentlog.application.store_reader import PersistenceReader, StoreReader
+from agentlog.application.summaries import (
     decode_cursor,
     encode_cursor,
     fold_live_row,
     row_after,
     summary_row,
 )
-from domain.errors import SessionQueryError
-from domain.json import copy_json, js_number
-from domain.lineage import IndexedCorpus, trace_lineage
-from domain.surface import SurfaceFold, fold_surface
-from domain.title import TitleSnapshot, fold_session_title
+from agentlog.domain.errors import SessionQueryError
+from agentlog.domain.json import copy_json, js_number
+from agentlog.domain.lineage import IndexedCorpus, trace_lineage
+from agentlog.domain.surface import SurfaceFold, fold_surface
+from agentlog.domain.title import TitleSnapshot, fold_session_title
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from application.sessions import Sessions
-    from application.view_rows import Number
-    from domain.json import Envelope
+    from agentlog.application.sessions import Sessions
+    from agentlog.application.view_rows import Number
+    from agentlog.domain.json import Envelope
 
 DEFAULT_READ_WINDOW_MAX = 50
 DEFAULT_PAGE_SIZE = 50

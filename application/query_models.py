@@ -18,12 +18,12 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from domain.errors import SessionQueryError
-from domain.json import copy_json
-from domain.title import TitleSnapshot
+from agentlog.domain.errors import SessionQueryError
+from agentlog.domain.json import copy_json
+from agentlog.domain.title import TitleSnapshot
 
 if TYPE_CHECKING:
-    from domain.json import Json
+    from agentlog.domain.json import Json
 
 SessionTitleSnapshot = TitleSnapshot
 SurfaceClass = Literal["current", "shadowed", "log-only"]

@@ -18,9 +18,9 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError, StoredEvent
 from eventsourcing.utils import retry
 
-from application.handle import SessionHandle
-from application.history import MessageHistory
-from domain.errors import (
+from agentlog.application.handle import SessionHandle
+from agentlog.application.history import MessageHistory
+from agentlog.domain.errors import (
     CorruptSessionLogError,
     SessionAlreadyExistsError,
     SessionConflictError,
@@ -30,11 +30,11 @@ from domain.errors import (
     StaleSessionError,
     UnsupportedSessionFormatError,
 )
-from domain.events import SessionEvent
-from domain.fork import resolve_fork_boundary
-from domain.json import loads
-from domain.known_types import check_known_type
-from domain.session import (
+from agentlog.domain.events import SessionEvent
+from agentlog.domain.fork import resolve_fork_boundary
+from agentlog.domain.json import loads
+from agentlog.domain.known_types import check_known_type
+from agentlog.domain.session import (
     SESSION_FORMAT_VERSION,
     Clock,
     Session,
@@ -45,12 +45,12 @@ from domain.session import (
     now_ms,
     project_session,
 )
-from domain.vocabulary import check_legacy
+from agentlog.domain.vocabulary import check_legacy
 
 if TYPE_CHECKING:
     from eventsourcing.utils import Environment, EnvType
 
-    from domain.json import Envelope
+    from agentlog.domain.json import Envelope
 
 CreatedObserver = Callable[["SessionHandle"], None]
 EventObserver = Callable[["SessionHandle", "Envelope"], None]
@@ -66,7 +66,7 @@ class Sessions(Application[str]):
 
     name = "Sessions"
     env: ClassVar[dict[str, str]] = {
-        "MAPPER_TOPIC": "infrastructure.mapper:SessionMapper",
+        "MAPPER_TOPIC": "agentlog.infrastructure.mapper:SessionMapper",
         "IS_SNAPSHOTTING_ENABLED": "y",
     }
     SNAPSHOT_INTERVAL = "AGENTLOG_SNAPSHOT_INTERVAL"
@@ -93,10 +93,10 @@ class Sessions(Application[str]):
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
         environment = super().construct_env(name, env)
         if environment.get("PERSISTENCE_MODULE") == "eventsourcing.sqlite":
-            # Adds an exact read of surface rows (see infrastructure.recorders).
+            # Adds an exact read of surface rows (agentlog.infrastructure.recorders).
             environment.setdefault(
                 "APPLICATION_RECORDER_TOPIC",
-                "infrastructure.recorders:SQLiteSessionRecorder",
+                "agentlog.infrastructure.recorders:SQLiteSessionRecorder",
             )
         # Session ids are strings: an inherited ORIGINATOR_ID_TYPE=uuid would make
         # writes commit and every read fail, so it is forced here.
@@ -540,7 +540,8 @@ class Sessions(Application[str]):
         """The derived LLM message history (session-core §5), or its ``last`` N.
 
         Live sessions include their unflushed events; see
-        :class:`~application.history.MessageHistory` for what is read and cached.
+        :class:`~agentlog.application.history.MessageHistory` for what is read
+        and cached.
         """
         live = self._live.get(session_id)
         aggregate = (

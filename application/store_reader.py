@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from application.projections import decode_state
-from application.sessions import check_format_version
-from application.view_rows import HEADER_TYPE, ListingRow, Number
-from domain.errors import CorruptSessionLogError, SessionNotFoundError
-from domain.title import TitleSnapshot, fold_session_title
-from domain.vocabulary import check_legacy
+from agentlog.application.projections import decode_state
+from agentlog.application.sessions import check_format_version
+from agentlog.application.view_rows import HEADER_TYPE, ListingRow, Number
+from agentlog.domain.errors import CorruptSessionLogError, SessionNotFoundError
+from agentlog.domain.title import TitleSnapshot, fold_session_title
+from agentlog.domain.vocabulary import check_legacy
 
 if TYPE_CHECKING:
     import builtins
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from eventsourcing.application import Application
     from eventsourcing.persistence import StoredEvent
 
-    from application.catch_up import SessionViews
-    from domain.json import Envelope
+    from agentlog.application.catch_up import SessionViews
+    from agentlog.domain.json import Envelope
 
 Header = Mapping[str, Any]
 Headers = list[dict[str, Any]]

@@ -7,20 +7,20 @@ import base64
 import binascii
 from typing import TYPE_CHECKING
 
-from application.query_models import Header, SessionSummary
-from application.view_rows import (
+from agentlog.application.query_models import Header, SessionSummary
+from agentlog.application.view_rows import (
     HEADER_TYPE,
     ListingRow,
     Number,
     ProjectedEvent,
     fold_listing,
 )
-from domain.json import copy_json, dumps, loads
+from agentlog.domain.json import copy_json, dumps, loads
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from domain.json import Envelope
+    from agentlog.domain.json import Envelope
 
 
 def encode_cursor(created_at: Number, session_id: str) -> str:

@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from domain.title import (
+from agentlog.domain.title import (
     TITLE_EVENT,
     TitleConfig,
     TitleError,
@@ -31,9 +31,9 @@ from domain.title import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from application.handle import SessionHandle
-    from application.sessions import Sessions
-    from domain.json import Envelope
+    from agentlog.application.handle import SessionHandle
+    from agentlog.application.sessions import Sessions
+    from agentlog.domain.json import Envelope
 
 LOGGER = logging.getLogger(__name__)
 TITLE_REQUEST_EVENT = "session/title-llm-request"

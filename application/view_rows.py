@@ -14,10 +14,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from domain.title import TITLE_EVENT, is_eligible_message, message_text, normalize_title
+from agentlog.domain.title import (
+    TITLE_EVENT,
+    is_eligible_message,
+    message_text,
+    normalize_title,
+)
 
 if TYPE_CHECKING:
-    from domain.json import Envelope
+    from agentlog.domain.json import Envelope
 
 HEADER_TYPE = "session"
 """The stored topic (and ``type``) of the created event that carries the header."""

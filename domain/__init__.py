@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from domain.errors import (
+from agentlog.domain.errors import (
     AgentlogError,
     CorruptSessionLogError,
     InvariantError,
@@ -21,10 +21,10 @@ from domain.errors import (
     SurfaceIntentError,
     UnsupportedSessionFormatError,
 )
-from domain.events import EVENT_CLASSES, LogOnly, SessionEvent
-from domain.fork import resolve_fork_boundary
-from domain.invariants import InvariantChecker, TurnInvariants
-from domain.json import (
+from agentlog.domain.events import EVENT_CLASSES, LogOnly, SessionEvent
+from agentlog.domain.fork import resolve_fork_boundary
+from agentlog.domain.invariants import InvariantChecker, TurnInvariants
+from agentlog.domain.json import (
     Envelope,
     Json,
     copy_json,
@@ -33,10 +33,10 @@ from domain.json import (
     loads,
     snapshot_json,
 )
-from domain.messages import MessageCache, derive_message, derive_messages
-from domain.pairing import is_tool_pairing_balanced
-from domain.repair import RepairTracker, interrupted_turn_closers
-from domain.session import (
+from agentlog.domain.messages import MessageCache, derive_message, derive_messages
+from agentlog.domain.pairing import is_tool_pairing_balanced
+from agentlog.domain.repair import RepairTracker, interrupted_turn_closers
+from agentlog.domain.session import (
     SESSION_FORMAT_VERSION,
     Session,
     SessionCreated,
@@ -45,7 +45,7 @@ from domain.session import (
     now_ms,
     project_session,
 )
-from domain.surface import (
+from agentlog.domain.surface import (
     Surface,
     SurfaceFold,
     SurfaceNode,
@@ -53,7 +53,7 @@ from domain.surface import (
     classify,
     fold_surface,
 )
-from domain.title import (
+from agentlog.domain.title import (
     TitleConfig,
     TitleError,
     TitleSnapshot,
@@ -61,7 +61,7 @@ from domain.title import (
     fold_session_title,
     normalize_title,
 )
-from domain.vocabulary import (
+from agentlog.domain.vocabulary import (
     CORE_TYPES,
     PAYLOAD_MODELS,
     PLUGIN_TYPES,

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, ClassVar
 
 from eventsourcing.domain import CanMutateAggregate
 
-from domain.json import dumps
+from agentlog.domain.json import dumps
 
 if TYPE_CHECKING:
-    from domain.json import Envelope
-    from domain.session import Session
+    from agentlog.domain.json import Envelope
+    from agentlog.domain.session import Session
 
 
 class SessionEvent(CanMutateAggregate[str]):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from domain.errors import SessionForkError
-from domain.json import js_number
+from agentlog.domain.errors import SessionForkError
+from agentlog.domain.json import js_number
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -9,19 +9,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from domain.errors import InvariantError, SurfaceError, SurfaceIntentError
-from domain.json import js_number
-from domain.surface import (
+from agentlog.domain.errors import InvariantError, SurfaceError, SurfaceIntentError
+from agentlog.domain.json import js_number
+from agentlog.domain.surface import (
     RangeTexts,
     Surface,
     check_intent_shape,
     coverage_gaps,
     coverage_text,
 )
-from domain.vocabulary import SURFACE_TYPES
+from agentlog.domain.vocabulary import SURFACE_TYPES
 
 if TYPE_CHECKING:
-    from domain.json import Envelope, Json
+    from agentlog.domain.json import Envelope, Json
 
 
 class _Undefined:

@@ -3,7 +3,8 @@
 The type map is open (session-core §1.1): a plugin adds types in a family of its own
 (``"<family>/<name>"``) and such a type is stored as a log-only event. The families
 below belong to the session core and its first-party plugins: a type there that no
-payload model is registered for (``domain.vocabulary.PAYLOAD_MODELS``) was written
+payload model is registered for (``agentlog.domain.vocabulary.PAYLOAD_MODELS``) was
+written
 by a newer build, whose rules this one would apply wrongly — so it is refused, like
 a header of another format version. ``session`` and ``session-snapshot`` are the
 stored topics of the header and of snapshots; an event of either type would be read
@@ -17,8 +18,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from domain.errors import UnsupportedSessionFormatError
-from domain.vocabulary import PAYLOAD_MODELS
+from agentlog.domain.errors import UnsupportedSessionFormatError
+from agentlog.domain.vocabulary import PAYLOAD_MODELS
 
 CORE_FAMILIES: Final = frozenset(
     {
@@ -66,7 +67,7 @@ def is_known_type(event_type: str) -> bool:
 def check_known_type(session_id: str, event_type: str, seq: int) -> None:
     """Refuse a type of a core family that no payload model is registered for.
 
-    Raises :class:`~domain.errors.UnsupportedSessionFormatError` with
+    Raises :class:`~agentlog.domain.errors.UnsupportedSessionFormatError` with
     ``session "<id>" contains unknown event type "<type>" at seq <seq>; …``, on
     append, seeding, import and load alike.
     """

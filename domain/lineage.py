@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
-from domain.errors import SessionQueryError
+from agentlog.domain.errors import SessionQueryError
 
 R = TypeVar("R")
 Header = Mapping[str, Any]

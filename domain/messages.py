@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
-from domain.json import Envelope, Json, copy_json
-from domain.json import copy_json as _copy_json
-from domain.surface import Surface, fold_step, fold_surface
+from agentlog.domain.json import Envelope, Json, copy_json
+from agentlog.domain.json import copy_json as _copy_json
+from agentlog.domain.surface import Surface, fold_step, fold_surface
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence

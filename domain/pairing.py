@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from domain.errors import SurfaceError
-from domain.surface import SurfaceNode
+from agentlog.domain.errors import SurfaceError
+from agentlog.domain.surface import SurfaceNode
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-    from domain.json import Envelope, Json
+    from agentlog.domain.json import Envelope, Json
 
 
 def _tool_calls(data: Json) -> int:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from domain.json import Envelope, Json
+    from agentlog.domain.json import Envelope, Json
 
 INTERRUPTED_TEXT: Final = "Tool call interrupted by a crash; no result was recorded."
 

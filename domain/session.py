@@ -21,20 +21,20 @@ from eventsourcing.domain import (
     CanSnapshotAggregate,
 )
 
-from domain.errors import (
+from agentlog.domain.errors import (
     CorruptSessionLogError,
     NonJsonDataError,
     SeedError,
     SessionError,
     SurfaceError,
 )
-from domain.events import SessionEvent, build_event
-from domain.invariants import TurnInvariants
-from domain.json import Envelope, NotJsonError, dumps, loads, snapshot_json
-from domain.known_types import check_known_type
-from domain.repair import RepairTracker
-from domain.surface import Surface, check_intent
-from domain.vocabulary import SURFACE_TYPES, check_legacy, check_payload
+from agentlog.domain.events import SessionEvent, build_event
+from agentlog.domain.invariants import TurnInvariants
+from agentlog.domain.json import Envelope, NotJsonError, dumps, loads, snapshot_json
+from agentlog.domain.known_types import check_known_type
+from agentlog.domain.repair import RepairTracker
+from agentlog.domain.surface import Surface, check_intent
+from agentlog.domain.vocabulary import SURFACE_TYPES, check_legacy, check_payload
 
 SESSION_FORMAT_VERSION = 0
 """The only header version this build reads or writes (pre-release format)."""

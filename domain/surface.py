@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from itertools import accumulate, pairwise
 from typing import TYPE_CHECKING, Final
 
-from domain.errors import SurfaceError, SurfaceIntentError
-from domain.json import Envelope, Json, js_number
-from domain.vocabulary import SURFACE_TYPES
+from agentlog.domain.errors import SurfaceError, SurfaceIntentError
+from agentlog.domain.json import Envelope, Json, js_number
+from agentlog.domain.vocabulary import SURFACE_TYPES
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence

@@ -23,7 +23,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from domain.errors import AgentlogError
+from agentlog.domain.errors import AgentlogError
 
 TITLE_EVENT = "session/title"
 USER_MESSAGE = "user/message"

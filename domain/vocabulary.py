@@ -23,13 +23,13 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from domain.errors import PayloadError, UnsupportedSessionFormatError
-from domain.json import Json  # noqa: TC001 - pydantic resolves it at runtime
+from agentlog.domain.errors import PayloadError, UnsupportedSessionFormatError
+from agentlog.domain.json import Json  # noqa: TC001 - pydantic resolves it at runtime
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from domain.json import Envelope
+    from agentlog.domain.json import Envelope
 
 __all__ = [
     "CORE_TYPES",
@@ -836,7 +836,7 @@ def register_payload(event_type: str, model: type[BaseModel]) -> None:
 def check_payload(event_type: str, data: Json) -> None:
     """Check ``data`` against its type's model in strict mode; unknown types pass.
 
-    Raises :class:`~domain.errors.PayloadError` naming the first failing field.
+    Raises :class:`~agentlog.domain.errors.PayloadError` naming the first failing field.
     """
     model = _MODELS.get(event_type)
     if model is None:
@@ -879,7 +879,7 @@ LEGACY_SHAPES: Final[tuple[Callable[[str, Json], str | None], ...]] = (
 def check_legacy(session_id: str, event_type: str, data: Json, seq: int) -> None:
     """Refuse an event in a shape of an older format, on append, load and import.
 
-    Raises :class:`~domain.errors.UnsupportedSessionFormatError`.
+    Raises :class:`~agentlog.domain.errors.UnsupportedSessionFormatError`.
     """
     for shape in LEGACY_SHAPES:
         found = shape(event_type, data)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from infrastructure.mapper import SessionMapper
-from infrastructure.store import (
+from agentlog.infrastructure.mapper import SessionMapper
+from agentlog.infrastructure.store import (
     DEFAULT_STORE_URL,
     StoreConfig,
     StoreUnavailableError,

@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING, ClassVar
 
 from eventsourcing.persistence import ApplicationRecorder, EventStore
 
-from application.query import SessionQuery
-from application.sessions import Sessions
-from infrastructure.scripted_agent import COMPACT_PREAMBLE, ScriptedAgent
-from infrastructure.store import (
+from agentlog.application.query import SessionQuery
+from agentlog.application.sessions import Sessions
+from agentlog.infrastructure.scripted_agent import COMPACT_PREAMBLE, ScriptedAgent
+from agentlog.infrastructure.store import (
     open_sessions,
     parse_store_url,
     store_url_from_environment,
 )
 
 if TYPE_CHECKING:
-    from domain.json import Envelope
+    from agentlog.domain.json import Envelope
 
 Narrate = Callable[[str], None]
 DEMO_CWD = "/workspace/weather-api"

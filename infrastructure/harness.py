@@ -21,16 +21,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from infrastructure.harness_checks import Report, check_blocks, check_references, show
-from infrastructure.harness_mapping import EventMapper
-from infrastructure.logscan import (
+from agentlog.infrastructure.harness_checks import (
+    Report,
+    check_blocks,
+    check_references,
+    show,
+)
+from agentlog.infrastructure.harness_mapping import EventMapper
+from agentlog.infrastructure.logscan import (
     DecodedLog,
     MalformedRowError,
     parse_header,
     read_log_text,
     scan_events,
 )
-from infrastructure.placeholders import (
+from agentlog.infrastructure.placeholders import (
     apply_substitutions,
     check_substitutions,
     find_placeholders,
@@ -39,7 +44,7 @@ from infrastructure.placeholders import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from domain.json import Envelope
+    from agentlog.domain.json import Envelope
 
 __all__ = ["CHUNK_ROW_TYPES", "decode_harness_log", "looks_like_harness_row"]
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from domain.json import dumps
-from domain.vocabulary import SURFACE_TYPES
+from agentlog.domain.json import dumps
+from agentlog.domain.vocabulary import SURFACE_TYPES
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from domain.json import Envelope
+    from agentlog.domain.json import Envelope
 
 _TEXT_DELTAS: Final = frozenset({"text-delta", "reasoning-delta"})
 _SHOWN_SEQS: Final = 8

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from domain.vocabulary import CORE_TYPES, PLUGIN_TYPES
-from infrastructure.harness_checks import show
+from agentlog.domain.vocabulary import CORE_TYPES, PLUGIN_TYPES
+from agentlog.infrastructure.harness_checks import show
 
 if TYPE_CHECKING:
-    from domain.json import Envelope
-    from infrastructure.harness_checks import Report
+    from agentlog.domain.json import Envelope
+    from agentlog.infrastructure.harness_checks import Report
 
 __all__ = ["EventMapper"]
 

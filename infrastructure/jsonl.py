@@ -3,7 +3,7 @@
 A session travels as one file: a header line, then one event per line (design §7), plain
 or Zstandard-compressed. Export writes exactly what the store holds, so importing it
 again gives the same events; import also reads the original harness's later logs
-(:mod:`infrastructure.harness`) and says what it could not map.
+(:mod:`agentlog.infrastructure.harness`) and says what it could not map.
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from domain.json import Envelope, Json, dumps, loads
-from infrastructure import zstd_frames
-from infrastructure.harness import decode_harness_log, looks_like_harness_row
-from infrastructure.logscan import (
+from agentlog.domain.json import Envelope, Json, dumps, loads
+from agentlog.infrastructure import zstd_frames
+from agentlog.infrastructure.harness import decode_harness_log, looks_like_harness_row
+from agentlog.infrastructure.logscan import (
     DecodedLog,
     parse_header,
     read_log_text,
     scan_events,
 )
-from infrastructure.placeholders import (
+from agentlog.infrastructure.placeholders import (
     apply_substitutions,
     check_substitutions,
     find_placeholders,
@@ -31,7 +31,7 @@ from infrastructure.placeholders import (
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from application import Sessions
+    from agentlog.application import Sessions
 
 __all__ = [
     "DecodedLog",
@@ -123,7 +123,8 @@ def decode_log(data: bytes, *, source: str) -> DecodedLog:
     Applies the read rules of persistence-query §1.5b/§1.6: the header's shape, then
     its version; a torn final line is ignored; a defect after the last ``turn/end`` is a
     torn tail, dropped and reported; one before it raises
-    :class:`~domain.errors.CorruptSessionLogError` naming the line. ``source`` names
+    :class:`~agentlog.domain.errors.CorruptSessionLogError` naming the line. ``source``
+    names
     the input (a path, say) in errors raised before the header is read.
     """
     text = read_log_text(data, session_id=source)

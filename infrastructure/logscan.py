@@ -15,9 +15,9 @@ from typing import Any, Final, NoReturn
 
 import zstandard
 
-from domain.errors import CorruptSessionLogError, UnsupportedSessionFormatError
-from domain.json import Envelope, js_number, loads
-from infrastructure import zstd_frames
+from agentlog.domain.errors import CorruptSessionLogError, UnsupportedSessionFormatError
+from agentlog.domain.json import Envelope, js_number, loads
+from agentlog.infrastructure import zstd_frames
 
 SESSION_FORMAT_VERSION: Final = 0
 MAX_SAFE_INTEGER: Final = 2**53 - 1

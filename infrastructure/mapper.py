@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from eventsourcing.persistence import Mapper, StoredEvent
 
-from domain.errors import CorruptSessionLogError
-from domain.events import SessionEvent, build_event
-from domain.json import dumps, loads
-from domain.session import SessionCreated, SessionSnapshot
+from agentlog.domain.errors import CorruptSessionLogError
+from agentlog.domain.events import SessionEvent, build_event
+from agentlog.domain.json import dumps, loads
+from agentlog.domain.session import SessionCreated, SessionSnapshot
 
 if TYPE_CHECKING:
     from eventsourcing.domain import DomainEventProtocol
 
-    from domain.json import Envelope
+    from agentlog.domain.json import Envelope
 
 HEADER_TOPIC = SessionCreated.TOPIC
 SNAPSHOT_TOPIC = SessionSnapshot.TOPIC

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
-    from domain.json import Json
+    from agentlog.domain.json import Json
 
 _PLACEHOLDER: Final = re.compile(r"\{\{([A-Za-z0-9_.-]+)\}\}")
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from domain.errors import SessionError, SurfaceError
-from domain.json import dumps
-from domain.pairing import is_tool_pairing_balanced
-from domain.title import TitleConfig, plan_fallback_title
+from agentlog.domain.errors import SessionError, SurfaceError
+from agentlog.domain.json import dumps
+from agentlog.domain.pairing import is_tool_pairing_balanced
+from agentlog.domain.title import TitleConfig, plan_fallback_title
 
 if TYPE_CHECKING:
-    from application.handle import SessionHandle
+    from agentlog.application.handle import SessionHandle
 
 ToolCall = tuple[str, Mapping[str, Any]]
 """A tool name and its arguments (the model writes them as JSON text)."""

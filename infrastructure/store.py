@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from domain.errors import AgentlogError
+from agentlog.domain.errors import AgentlogError
 
 if TYPE_CHECKING:
-    from application.sessions import Sessions
+    from agentlog.application.sessions import Sessions
 
 DEFAULT_STORE_URL = "sqlite:///agentlog.db"
 STORE_ENV_VAR = "AGENTLOG_STORE"
@@ -128,7 +128,7 @@ def open_sessions(
     url: str | None = None, *, invariants: bool = True, **env: str
 ) -> Sessions:
     """A ``Sessions`` application on the store a URL names."""
-    from application.sessions import Sessions
+    from agentlog.application.sessions import Sessions
 
     config = parse_store_url(store_url_from_environment(url))
     ensure_postgres_schema(config)

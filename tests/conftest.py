@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from application import Sessions
+from agentlog.application import Sessions
 
 PG_URL = os.environ.get("AGENTLOG_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 BACKENDS = ["popo", "sqlite", "postgres"]
 
 
 def pg_params() -> dict[str, Any]:
-    from infrastructure.store import parse_store_url
+    from agentlog.infrastructure.store import parse_store_url
 
     env = parse_store_url(PG_URL).env
     return {
@@ -61,7 +61,7 @@ def postgres_schema(prefix: str = "t_") -> Iterator[str]:
 
 def postgres_schema_env() -> Iterator[dict[str, str]]:
     """A fresh schema on the test server, as environment; dropped afterwards."""
-    from infrastructure.store import parse_store_url
+    from agentlog.infrastructure.store import parse_store_url
 
     for schema in postgres_schema():
         yield {**parse_store_url(PG_URL).env, "POSTGRES_SCHEMA": schema}

@@ -11,8 +11,8 @@ from typing import Any
 
 from eventsourcing.persistence import StoredEvent
 
-from application import Sessions
-from domain.json import dumps
+from agentlog.application import Sessions
+from agentlog.domain.json import dumps
 
 
 def raw_write(

@@ -1,9 +1,10 @@
-"""The ``agentlog`` command line (the console script is ``infrastructure.cli:main``)."""
+"""The ``agentlog`` command line (the console script is
+``agentlog.infrastructure.cli:main``)."""
 
 from __future__ import annotations
 
 # Importing the command modules registers their commands, in this order, in --help.
-from infrastructure.cli import demo, reads, writes
-from infrastructure.cli.program import cli, main
+from agentlog.infrastructure.cli import demo, reads, writes
+from agentlog.infrastructure.cli.program import cli, main
 
 __all__ = ["cli", "demo", "main", "reads", "writes"]

@@ -1,7 +1,7 @@
-"""``python -m infrastructure.cli``: the same command line as ``agentlog``."""
+"""``python -m agentlog.infrastructure.cli``: the same command line as ``agentlog``."""
 
 from __future__ import annotations
 
-from infrastructure.cli import main
+from agentlog.infrastructure.cli import main
 
 main()

@@ -1,6 +1,7 @@
 """The ``demo`` command: run the scripted session, then show what was stored.
 
-The script itself is :mod:`infrastructure.demo` (it uses only the Python API); this
+The script itself is :mod:`agentlog.infrastructure.demo` (it uses only the Python API);
+this
 module prints its story and then four reads of the result — the derived messages,
 the surface with its marks, the listing and the lineage tree.
 """
@@ -13,19 +14,19 @@ from typing import TYPE_CHECKING
 import typer  # noqa: TC002 - typer reads the annotations at runtime
 from rich.text import Text
 
-from infrastructure.cli import render
-from infrastructure.cli.program import cli, out, reported, say, state_of
-from infrastructure.store import DEFAULT_STORE_URL, parse_store_url
+from agentlog.infrastructure.cli import render
+from agentlog.infrastructure.cli.program import cli, out, reported, say, state_of
+from agentlog.infrastructure.store import DEFAULT_STORE_URL, parse_store_url
 
 if TYPE_CHECKING:
-    from infrastructure.cli.program import CliState
-    from infrastructure.demo import DemoResult
+    from agentlog.infrastructure.cli.program import CliState
+    from agentlog.infrastructure.demo import DemoResult
 
 
 @cli.command(rich_help_panel="Start here")
 def demo(ctx: typer.Context) -> None:
     """Run a scripted agent session end to end, then show what was stored."""
-    from infrastructure.demo import run_demo
+    from agentlog.infrastructure.demo import run_demo
 
     state = state_of(ctx)
     display = parse_store_url(state.store_url).display

@@ -4,8 +4,8 @@ Every command opens the store named by ``--store`` (or ``AGENTLOG_STORE``, or
 ``sqlite:///agentlog.db`` in the current directory), runs one use case and closes the
 store. Exit codes are a contract for scripts: 0 success, 1 a domain, query or store
 error (one line on stderr, never a traceback), 2 a usage error. The commands
-themselves live in :mod:`~infrastructure.cli.reads` and
-:mod:`~infrastructure.cli.writes`.
+themselves live in :mod:`~agentlog.infrastructure.cli.reads` and
+:mod:`~agentlog.infrastructure.cli.writes`.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import typer
 from eventsourcing.persistence import PersistenceError as RecorderError
 from rich.console import Console
 
-from domain.errors import AgentlogError
-from domain.json import dumps
-from infrastructure.store import (
+from agentlog.domain.errors import AgentlogError
+from agentlog.domain.json import dumps
+from agentlog.infrastructure.store import (
     DEFAULT_STORE_URL,
     STORE_ENV_VAR,
     open_sessions,
@@ -35,8 +35,8 @@ from infrastructure.store import (
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from application.sessions import Sessions
-    from domain.json import Json
+    from agentlog.application.sessions import Sessions
+    from agentlog.domain.json import Json
 
 EXIT_ERROR = 1
 _BREAKS = re.compile(r"\s*\n\s*")

@@ -1,8 +1,9 @@
 """The read commands: listing, one session, its messages, surface, events, traces.
 
-Each reads through :class:`~application.query.SessionQuery` (``messages`` through
+Each reads through :class:`~agentlog.application.query.SessionQuery` (``messages``
+through
 :meth:`Sessions.messages`); reading never writes. ``--json`` prints the read's
-model with the spec's field names; otherwise :mod:`~infrastructure.cli.render`
+model with the spec's field names; otherwise :mod:`~agentlog.infrastructure.cli.render`
 draws it.
 """
 
@@ -12,9 +13,9 @@ from typing import Annotated
 
 import typer
 
-from application.query import SessionQuery
-from infrastructure.cli import render
-from infrastructure.cli.program import (
+from agentlog.application.query import SessionQuery
+from agentlog.infrastructure.cli import render
+from agentlog.infrastructure.cli.program import (
     JsonFlag,
     Seq,
     SessionId,

@@ -20,13 +20,13 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from domain.json import dumps
-from domain.surface import fold_surface
+from agentlog.domain.json import dumps
+from agentlog.domain.surface import fold_surface
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 
-    from application.query import (
+    from agentlog.application.query import (
         SessionEventTrace,
         SessionEventWindow,
         SessionLineageNode,
@@ -34,8 +34,8 @@ if TYPE_CHECKING:
         SessionRecord,
         SessionSummary,
     )
-    from domain.json import Envelope
-    from domain.title import TitleSnapshot
+    from agentlog.domain.json import Envelope
+    from agentlog.domain.title import TitleSnapshot
 
 SUMMARY_WIDTH = 90
 SURFACE_STYLES = {"current": "green", "shadowed": "yellow", "log-only": "dim"}

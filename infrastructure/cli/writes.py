@@ -1,7 +1,7 @@
 """The commands that write: import, export, fork and repair.
 
-Each is one use case of :class:`~application.sessions.Sessions` or
-:mod:`~infrastructure.jsonl`.
+Each is one use case of :class:`~agentlog.application.sessions.Sessions` or
+:mod:`~agentlog.infrastructure.jsonl`.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Annotated, Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from domain.errors import AgentlogError
-from infrastructure.cli import render
-from infrastructure.cli.program import (
+from agentlog.domain.errors import AgentlogError
+from agentlog.infrastructure.cli import render
+from agentlog.infrastructure.cli.program import (
     EXIT_ERROR,
     JsonFlag,
     SessionId,
@@ -26,7 +26,7 @@ from infrastructure.cli.program import (
     out,
     say,
 )
-from infrastructure.jsonl import export_session, import_log
+from agentlog.infrastructure.jsonl import export_session, import_log
 
 WRITE = "Write"
 

@@ -1,6 +1,7 @@
 """View recorders per backend (POPO, SQLite, PostgreSQL) for the read models.
 
-Each module exports ``VIEW_CLASSES``; ``application.projections.view_classes_for``
+Each module exports ``VIEW_CLASSES``;
+``agentlog.application.projections.view_classes_for``
 picks the module from the application's infrastructure factory. The helpers here
 turn row values into column values and back, the same way on every SQL backend.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from domain.json import dumps, loads
+from agentlog.domain.json import dumps, loads
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from eventsourcing.persistence import Tracking
 from eventsourcing.popo import POPOTrackingRecorder
 
-from application.catch_up import ViewClasses
-from application.projections import LineageView, ListingView, TitleView, View
-from application.view_rows import LineageRow, ListingRow, Number, TitleRow
+from agentlog.application.catch_up import ViewClasses
+from agentlog.application.projections import LineageView, ListingView, TitleView, View
+from agentlog.application.view_rows import LineageRow, ListingRow, Number, TitleRow
 
 if TYPE_CHECKING:
     from collections.abc import Collection
 
-    from application.projections import Merge
+    from agentlog.application.projections import Merge
 
 TRow = TypeVar("TRow")
 

@@ -14,15 +14,15 @@ from eventsourcing.persistence import IntegrityError, Tracking
 from eventsourcing.postgres import PostgresTrackingRecorder
 from psycopg.sql import SQL, Composed, Identifier
 
-from application.catch_up import ViewClasses
-from application.projections import (
+from agentlog.application.catch_up import ViewClasses
+from agentlog.application.projections import (
     VIEW_TRACKING_TABLE,
     LineageView,
     ListingView,
     TitleView,
     View,
 )
-from application.view_rows import (
+from agentlog.application.view_rows import (
     LineageRow,
     ListingRow,
     Number,
@@ -30,7 +30,7 @@ from application.view_rows import (
     columns,
     row_values,
 )
-from infrastructure.views import decode_column, encode_column
+from agentlog.infrastructure.views import decode_column, encode_column
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from psycopg import Cursor
     from psycopg.rows import DictRow
 
-    from application.projections import Merge
+    from agentlog.application.projections import Merge
 
 TRow = TypeVar("TRow")
 PG_TYPES = {"text": "text", "int": "bigint", "number": "numeric", "json": "bytea"}

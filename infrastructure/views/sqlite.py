@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from eventsourcing.persistence import IntegrityError, Tracking
 from eventsourcing.sqlite import SQLiteCursor, SQLiteTrackingRecorder
 
-from application.catch_up import ViewClasses
-from application.projections import LineageView, ListingView, TitleView, View
-from application.view_rows import (
+from agentlog.application.catch_up import ViewClasses
+from agentlog.application.projections import LineageView, ListingView, TitleView, View
+from agentlog.application.view_rows import (
     LineageRow,
     ListingRow,
     Number,
@@ -22,14 +22,14 @@ from application.view_rows import (
     columns,
     row_values,
 )
-from infrastructure.views import decode_column, encode_column
+from agentlog.infrastructure.views import decode_column, encode_column
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
 
     from eventsourcing.sqlite import SQLiteDatastore
 
-    from application.projections import Merge
+    from agentlog.application.projections import Merge
 
 TRow = TypeVar("TRow")
 SQLITE_TYPES = {"text": "TEXT", "int": "INTEGER", "number": "NUMERIC", "json": "BLOB"}

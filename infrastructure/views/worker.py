@@ -6,7 +6,7 @@ transaction. In-process ``catch_up`` calls share those positions, so the two can
 run side by side and no notification is applied twice. SQLite cannot subscribe:
 there, ``catch_up`` alone keeps the views current.
 
-Run it with ``python -m infrastructure.views.worker`` (environment as for the
+Run it with ``python -m agentlog.infrastructure.views.worker`` (environment as for the
 application: ``PERSISTENCE_MODULE=eventsourcing.postgres``, ``POSTGRES_*``).
 """
 
@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 from eventsourcing.projection import ProjectionRunner
 
-from application.catch_up import VIEW_MODULES, ViewClasses
-from application.projections import (
+from agentlog.application.catch_up import VIEW_MODULES, ViewClasses
+from agentlog.application.projections import (
     LineageProjection,
     ListingProjection,
     TitleProjection,
 )
-from application.sessions import Sessions
+from agentlog.application.sessions import Sessions
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -82,10 +82,10 @@ class AgentlogSystem(BenchSystem):
         """
         _application()
         for module in (
-            "infrastructure.mapper",
-            "infrastructure.recorders",
+            "agentlog.infrastructure.mapper",
+            "agentlog.infrastructure.recorders",
             "eventsourcing.sqlite",
-            "application.query",
+            "agentlog.application.query",
         ):
             importlib.import_module(module)
 

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from application import Sessions
+from agentlog.application import Sessions
 
 from .workload import build
 

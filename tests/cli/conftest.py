@@ -65,8 +65,8 @@ def run_cli(
     env: dict[str, str] | None = None,
     program: list[str] | None = None,
 ) -> Result:
-    """Run the command line in a new process (``python -m infrastructure.cli``)."""
-    command = program or [sys.executable, "-m", "infrastructure.cli"]
+    """Run the command line in a new process (``python -m agentlog.infrastructure.cli``)."""
+    command = program or [sys.executable, "-m", "agentlog.infrastructure.cli"]
     process = subprocess.run(
         [*command, *args],
         cwd=cwd,

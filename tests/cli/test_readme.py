@@ -6,7 +6,7 @@ import re
 
 import typer
 
-from infrastructure.cli import cli
+from agentlog.infrastructure.cli import cli
 from tests.cli.conftest import REPO_ROOT
 
 README = (REPO_ROOT / "README.md").read_text()

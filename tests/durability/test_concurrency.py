@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from application import Sessions
+from agentlog.application import Sessions
 from tests.durability.workers import (
     NOTE_TYPE,
     WriterResult,

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from eventsourcing.persistence import StoredEvent
 
-from application import Sessions
-from application.query import SessionQuery
-from domain.errors import CorruptSessionLogError, SessionQueryError
-from domain.json import dumps
+from agentlog.application import Sessions
+from agentlog.application.query import SessionQuery
+from agentlog.domain.errors import CorruptSessionLogError, SessionQueryError
+from agentlog.domain.json import dumps
 from tests.rawstore import header, raw_write, turn1
 
 MakeApp = Callable[..., Sessions]
@@ -223,7 +223,7 @@ def test_a_corrupt_row_after_a_snapshot_is_still_found(make_app: MakeApp) -> Non
 
 STRICT_FOLD_GAP = (
     "load applies stored events with Surface.apply only; it must run the strict "
-    "fold step (check_intent + Surface.check, i.e. domain.surface.fold_step) per "
+    "fold step (check_intent + Surface.check, i.e. agentlog.domain.surface.fold_step) per "
     "stored event and turn its SurfaceError into CorruptSessionLogError(seq)"
 )
 USER_MESSAGE = turn1()[1]

@@ -33,11 +33,11 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from application import Sessions
-from domain.invariants import InvariantChecker
-from domain.messages import derive_messages
-from domain.repair import interrupted_turn_closers
-from domain.surface import fold_surface
+from agentlog.application import Sessions
+from agentlog.domain.invariants import InvariantChecker
+from agentlog.domain.messages import derive_messages
+from agentlog.domain.repair import interrupted_turn_closers
+from agentlog.domain.surface import fold_surface
 from tests.conftest import pg_params
 from tests.durability.workers import (
     agent_events,
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from multiprocessing.context import ForkServerProcess
     from pathlib import Path
 
-    from domain.json import Envelope
+    from agentlog.domain.json import Envelope
     from tests.durability.workers import CrashReport
 
 SESSION_ID = "crash-target"

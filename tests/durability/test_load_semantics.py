@@ -18,23 +18,23 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from application import Sessions
-from domain import vocabulary
-from domain.errors import (
+from agentlog.application import Sessions
+from agentlog.domain import vocabulary
+from agentlog.domain.errors import (
     SessionAlreadyExistsError,
     SessionConflictError,
     StaleSessionError,
     UnsupportedSessionFormatError,
 )
-from domain.known_types import (
+from agentlog.domain.known_types import (
     CORE_FAMILIES,
     RESERVED_TYPES,
     check_known_type,
     event_family,
     is_known_type,
 )
-from domain.repair import interrupted_turn_closers
-from domain.session import Session, SessionCreated, SessionSnapshot
+from agentlog.domain.repair import interrupted_turn_closers
+from agentlog.domain.session import Session, SessionCreated, SessionSnapshot
 from tests.durability.workers import agent_turn, append_args
 from tests.rawstore import header, raw_write, turn1
 

@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from application import Sessions
-from domain.errors import (
+from agentlog.application import Sessions
+from agentlog.domain.errors import (
     SessionAlreadyExistsError,
     SessionConflictError,
     StaleSessionError,
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from multiprocessing.queues import Queue
     from multiprocessing.synchronize import Barrier
 
-    from application.handle import SessionHandle
+    from agentlog.application.handle import SessionHandle
 
 AppendArgs = tuple[str, dict[str, Any], Any]
 """One ``handle.append(type, data, surface_op)`` call."""

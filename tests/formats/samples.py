@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from domain.json import dumps
+from agentlog.domain.json import dumps
 
 FIXTURES = Path("/work/shared/fixtures")
 SEED_ERA = sorted((FIXTURES / "seed-era").glob("*.jsonl"))

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from domain.json import loads
-from infrastructure.jsonl import (
+from agentlog.domain.json import loads
+from agentlog.infrastructure.jsonl import (
     decode_harness_log,
     decode_log,
     detect_format,

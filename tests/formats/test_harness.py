@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from domain.errors import CorruptSessionLogError, UnsupportedSessionFormatError
-from infrastructure.jsonl import decode_harness_log
+from agentlog.domain.errors import CorruptSessionLogError, UnsupportedSessionFormatError
+from agentlog.infrastructure.jsonl import decode_harness_log
 from tests.formats.samples import header_line, lines
 
 USER = {"kind": "user"}

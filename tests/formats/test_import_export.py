@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from application import Sessions
-from domain.errors import SessionError, UnsupportedSessionFormatError
-from infrastructure.jsonl import (
+from agentlog.application import Sessions
+from agentlog.domain.errors import SessionError, UnsupportedSessionFormatError
+from agentlog.infrastructure.jsonl import (
     decode_log,
     encode_log,
     export_session,

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from domain.errors import CorruptSessionLogError, UnsupportedSessionFormatError
-from domain.json import dumps
-from infrastructure.jsonl import decode_log, detect_format, encode_log
+from agentlog.domain.errors import CorruptSessionLogError, UnsupportedSessionFormatError
+from agentlog.domain.json import dumps
+from agentlog.infrastructure.jsonl import decode_log, detect_format, encode_log
 from tests.formats.samples import HEADER, event, header_line, lines, turn1
 
 

@@ -7,10 +7,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.errors import CorruptSessionLogError, UnsupportedSessionFormatError
-from domain.json import dumps
-from infrastructure import zstd_frames
-from infrastructure.jsonl import (
+from agentlog.domain.errors import CorruptSessionLogError, UnsupportedSessionFormatError
+from agentlog.domain.json import dumps
+from agentlog.infrastructure import zstd_frames
+from agentlog.infrastructure.jsonl import (
     decode_harness_log,
     decode_log,
     detect_format,

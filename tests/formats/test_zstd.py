@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 import zstandard
 
-from domain.errors import CorruptSessionLogError
-from infrastructure import zstd_frames
-from infrastructure.jsonl import decode_harness_log, decode_log, encode_log
+from agentlog.domain.errors import CorruptSessionLogError
+from agentlog.infrastructure import zstd_frames
+from agentlog.infrastructure.jsonl import decode_harness_log, decode_log, encode_log
 from tests.formats.samples import HEADER, event, lines, turn1
 
 

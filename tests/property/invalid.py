@@ -15,7 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from domain.errors import (
+from agentlog.domain.errors import (
     InvariantError,
     NonJsonDataError,
     PayloadError,

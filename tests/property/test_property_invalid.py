@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from application import SessionHandle, Sessions
-from domain.errors import SessionError
-from domain.json import copy_json
-from domain.messages import derive_messages
-from domain.session import Session
+from agentlog.application import SessionHandle, Sessions
+from agentlog.domain.errors import SessionError
+from agentlog.domain.json import copy_json
+from agentlog.domain.messages import derive_messages
+from agentlog.domain.session import Session
 from tests.property.invalid import Case, invalid_append
 from tests.property.model import Draw, SessionModel, valid_models
 from tests.scenarios.harness import Append

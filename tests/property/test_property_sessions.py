@@ -17,10 +17,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from application import Sessions
-from domain.json import copy_json
-from domain.messages import derive_messages
-from domain.session import Session
+from agentlog.application import Sessions
+from agentlog.domain.json import copy_json
+from agentlog.domain.messages import derive_messages
+from agentlog.domain.session import Session
 from tests.property.model import valid_sessions
 from tests.scenarios.harness import Append
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from eventsourcing.persistence import StoredEvent
 
-from application import SessionHandle, Sessions
-from domain.json import Envelope, dumps
+from agentlog.application import SessionHandle, Sessions
+from agentlog.domain.json import Envelope, dumps
 from tests.scenarios.harness import SE, SS, TE, TS, A, Append, U
 
 TURN1 = (TS(1), U("hi"), SS(1, 1), A("hello"), SE(1, 1), TE(1))

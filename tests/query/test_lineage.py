@@ -6,8 +6,13 @@ from typing import Any
 
 import pytest
 
-from domain.errors import SessionQueryError
-from domain.lineage import IndexedCorpus, LineageTrace, trace_lineage, walk_nodes
+from agentlog.domain.errors import SessionQueryError
+from agentlog.domain.lineage import (
+    IndexedCorpus,
+    LineageTrace,
+    trace_lineage,
+    walk_nodes,
+)
 
 
 def h(session_id: str, created_at: int, parent: str | None = None) -> dict[str, Any]:

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from eventsourcing.persistence import Tracking
 
-from application import Sessions
-from application.catch_up import SessionViews, views_of
-from application.projections import decode_notification, projected_event
-from application.query import SessionQuery
+from agentlog.application import Sessions
+from agentlog.application.catch_up import SessionViews, views_of
+from agentlog.application.projections import decode_notification, projected_event
+from agentlog.application.query import SessionQuery
 from tests.conftest import postgres_schema_env
 from tests.query.support import (
     TURN1,
@@ -271,7 +271,7 @@ class CountingReaderProxy:
 
 
 def _worker(env: dict[str, str], stop: Any) -> None:
-    from infrastructure.views import worker
+    from agentlog.infrastructure.views import worker
 
     worker.run(env, stop)
 

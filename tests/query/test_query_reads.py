@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from application import Sessions
-from application.query import SessionQuery, SessionRecord
-from domain.errors import SessionQueryError
-from domain.title import TitleConfig, plan_fallback_title
+from agentlog.application import Sessions
+from agentlog.application.query import SessionQuery, SessionRecord
+from agentlog.domain.errors import SessionQueryError
+from agentlog.domain.title import TitleConfig, plan_fallback_title
 from tests.query.support import (
     TURN1,
     CountingReader,

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from application import Sessions
-from application.query import SessionLineageTrace, SessionQuery
-from domain.errors import SessionQueryError
+from agentlog.application import Sessions
+from agentlog.application.query import SessionLineageTrace, SessionQuery
+from agentlog.domain.errors import SessionQueryError
 from tests.query.support import (
     TURN1,
     CountingReader,

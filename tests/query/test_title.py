@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from domain.title import (
+from agentlog.domain.title import (
     TitleConfig,
     TitleError,
     eligible_messages,

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from application import Sessions
-from application.titles import SessionTitles
-from domain.errors import SessionError
-from domain.title import TitleConfig, fold_session_title
+from agentlog.application import Sessions
+from agentlog.application.titles import SessionTitles
+from agentlog.domain.errors import SessionError
+from agentlog.domain.title import TitleConfig, fold_session_title
 
 MakeApp = Callable[..., Sessions]
 USER = {"kind": "user"}

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from application import LlmTitleHelper, Sessions, SessionTitles, TitleRequest
-from domain.title import TitleConfig, TitleError, fold_session_title
+from agentlog.application import LlmTitleHelper, Sessions, SessionTitles, TitleRequest
+from agentlog.domain.title import TitleConfig, TitleError, fold_session_title
 
 MakeApp = Callable[..., Sessions]
 USER = {"kind": "user"}

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from domain.json import Envelope, copy_json
-from domain.session import Session
+from agentlog.domain.json import Envelope, copy_json
+from agentlog.domain.session import Session
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from domain.errors import NonJsonDataError, SurfaceError, SurfaceIntentError
+from agentlog.domain.errors import NonJsonDataError, SurfaceError, SurfaceIntentError
 from tests.scenarios.harness import (
     SE,
     SS,

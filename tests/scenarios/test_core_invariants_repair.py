@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from application import SessionHandle, Sessions
-from domain.errors import InvariantError, SessionError
-from domain.json import copy_json
-from domain.repair import interrupted_turn_closers
+from agentlog.application import SessionHandle, Sessions
+from agentlog.domain.errors import InvariantError, SessionError
+from agentlog.domain.json import copy_json
+from agentlog.domain.repair import interrupted_turn_closers
 from tests.scenarios.harness import (
     SE,
     SS,

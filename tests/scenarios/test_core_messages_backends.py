@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from application import SessionHandle, Sessions
-from domain.errors import SessionConflictError
-from domain.messages import derive_messages
+from agentlog.application import SessionHandle, Sessions
+from agentlog.domain.errors import SessionConflictError
+from agentlog.domain.messages import derive_messages
 from tests.scenarios.harness import TS, Append, Rep, U, text
 from tests.scenarios.test_core_surface_messages import (
     CONTEXT_48,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from domain.repair import interrupted_turn_closers
+from agentlog.domain.repair import interrupted_turn_closers
 from tests.scenarios.harness import (
     SE,
     SS,

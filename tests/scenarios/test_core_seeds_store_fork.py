@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from application import SessionHandle, Sessions
-from domain.errors import (
+from agentlog.application import SessionHandle, Sessions
+from agentlog.domain.errors import (
     InvariantError,
     NonJsonDataError,
     SeedError,
@@ -23,8 +23,8 @@ from domain.errors import (
     SurfaceError,
     SurfaceIntentError,
 )
-from domain.messages import derive_messages
-from domain.session import Session
+from agentlog.domain.messages import derive_messages
+from agentlog.domain.session import Session
 from tests.scenarios.harness import (
     SE,
     SS,

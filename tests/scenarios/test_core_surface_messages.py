@@ -1,7 +1,7 @@
 """session-core §8 C (surface linked list, 27–45) and D (derived messages, 46–59).
 
 Both run on the bare aggregate (``S``, invariants off): nodes come from
-``session.surface.nodes`` and messages from :func:`domain.messages.derive_messages`
+``session.surface.nodes`` and messages from :func:`agentlog.domain.messages.derive_messages`
 over the recorded events. Where session-core §0.1 makes us stricter than the seed
 (36–41, 43: a bad replace is rejected at append instead of poisoning later reads),
 the test checks our rule and says so. D through ``Sessions.messages`` on every
@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.errors import SurfaceError
-from domain.json import copy_json
-from domain.messages import derive_messages
-from domain.session import Session
-from domain.surface import SurfaceNode
-from domain.vocabulary import is_surface_eligible_type, is_surface_event
+from agentlog.domain.errors import SurfaceError
+from agentlog.domain.json import copy_json
+from agentlog.domain.messages import derive_messages
+from agentlog.domain.session import Session
+from agentlog.domain.surface import SurfaceNode
+from agentlog.domain.vocabulary import is_surface_eligible_type, is_surface_event
 from tests.scenarios.harness import (
     SE,
     SS,

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from application import Sessions
-from domain.errors import (
+from agentlog.application import Sessions
+from agentlog.domain.errors import (
     NonJsonDataError,
     SessionAlreadyExistsError,
     SessionConflictError,

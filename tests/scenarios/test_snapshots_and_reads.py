@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from application import Sessions
-from domain.messages import derive_messages
+from agentlog.application import Sessions
+from agentlog.domain.messages import derive_messages
 from tests.scenarios.harness import SE, SS, TE, TS, A, U, add, chunk
 
 MakeApp = Callable[..., Sessions]

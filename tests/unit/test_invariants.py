@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from domain.errors import InvariantError
-from domain.invariants import InvariantChecker, TurnInvariants
-from domain.repair import interrupted_turn_closers
+from agentlog.domain.errors import InvariantError
+from agentlog.domain.invariants import InvariantChecker, TurnInvariants
+from agentlog.domain.repair import interrupted_turn_closers
 
 if TYPE_CHECKING:
-    from domain.json import Envelope
+    from agentlog.domain.json import Envelope
 
 Item = tuple[str, Any, Any, Any]
 USER = {"kind": "user"}

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from domain.json import (
+from agentlog.domain.json import (
     NotJsonError,
     copy_json,
     dumps,
@@ -28,8 +28,8 @@ from domain.json import (
     loads,
     snapshot_json,
 )
-from domain.json import _decode_iteratively as decode_iteratively
-from domain.json import _encode_iteratively as encode_iteratively
+from agentlog.domain.json import _decode_iteratively as decode_iteratively
+from agentlog.domain.json import _encode_iteratively as encode_iteratively
 
 DEEP = 20_000
 

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.errors import SurfaceError
-from domain.messages import MessageCache, derive_message, derive_messages
+from agentlog.domain.errors import SurfaceError
+from agentlog.domain.messages import MessageCache, derive_message, derive_messages
 
 if TYPE_CHECKING:
-    from domain.json import Envelope
+    from agentlog.domain.json import Envelope
 
 Item = tuple[str, Any, Any, Any]
 USER = {"kind": "user"}

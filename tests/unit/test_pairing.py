@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from domain.errors import SurfaceError
-from domain.pairing import is_tool_pairing_balanced
-from domain.surface import Surface, fold_step
+from agentlog.domain.errors import SurfaceError
+from agentlog.domain.pairing import is_tool_pairing_balanced
+from agentlog.domain.surface import Surface, fold_step
 
 if TYPE_CHECKING:
-    from domain.json import Envelope
+    from agentlog.domain.json import Envelope
 
 Item = tuple[str, Any, Any, Any]
 USER = {"kind": "user"}

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.invariants import InvariantChecker
-from domain.repair import RepairTracker, interrupted_turn_closers
-from domain.surface import fold_surface
+from agentlog.domain.invariants import InvariantChecker
+from agentlog.domain.repair import RepairTracker, interrupted_turn_closers
+from agentlog.domain.surface import fold_surface
 
 if TYPE_CHECKING:
-    from domain.json import Envelope
+    from agentlog.domain.json import Envelope
 
 Item = tuple[str, Any, Any, Any]
 USER = {"kind": "user"}

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.errors import SurfaceError, SurfaceIntentError
-from domain.messages import derive_messages
-from domain.surface import (
+from agentlog.domain.errors import SurfaceError, SurfaceIntentError
+from agentlog.domain.messages import derive_messages
+from agentlog.domain.surface import (
     Replacement,
     Surface,
     SurfaceNode,
@@ -25,10 +25,10 @@ from domain.surface import (
     fold_step,
     fold_surface,
 )
-from domain.vocabulary import is_surface_eligible_type, is_surface_event
+from agentlog.domain.vocabulary import is_surface_eligible_type, is_surface_event
 
 if TYPE_CHECKING:
-    from domain.json import Envelope
+    from agentlog.domain.json import Envelope
 
 # ------------------------------------------------------------------ builders
 # One item = (type, data, surfaceOp, sourceEventSeqs); ``log`` numbers them.

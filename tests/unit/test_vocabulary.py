@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from domain import vocabulary
-from domain.errors import PayloadError, UnsupportedSessionFormatError
-from domain.vocabulary import (
+from agentlog.domain import vocabulary
+from agentlog.domain.errors import PayloadError, UnsupportedSessionFormatError
+from agentlog.domain.vocabulary import (
     CORE_TYPES,
     PAYLOAD_MODELS,
     PLUGIN_TYPES,

@@ -1,7 +1,7 @@
 """The commands that write: import, export, fork and repair.
 
 Each is one use case of :class:`~agentlog.application.sessions.Sessions` or
-:mod:`~agentlog.infrastructure.jsonl`.
+:mod:`~agentlog.infrastructure.formats.jsonl`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from agentlog.infrastructure.cli.program import (
     out,
     say,
 )
-from agentlog.infrastructure.jsonl import export_session, import_log
+from agentlog.infrastructure.formats.jsonl import export_session, import_log
 
 WRITE = "Write"
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agentlog.domain.json import loads
-from agentlog.infrastructure.jsonl import (
+from agentlog.infrastructure.formats.jsonl import (
     decode_harness_log,
     decode_log,
     detect_format,

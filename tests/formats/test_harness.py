@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from agentlog.domain.errors import CorruptSessionLogError, UnsupportedSessionFormatError
-from agentlog.infrastructure.jsonl import decode_harness_log
+from agentlog.infrastructure.formats.jsonl import decode_harness_log
 from tests.formats.samples import header_line, lines
 
 USER = {"kind": "user"}

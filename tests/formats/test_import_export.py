@@ -10,7 +10,7 @@ import pytest
 
 from agentlog.application import Sessions
 from agentlog.domain.errors import SessionError, UnsupportedSessionFormatError
-from agentlog.infrastructure.jsonl import (
+from agentlog.infrastructure.formats.jsonl import (
     decode_log,
     encode_log,
     export_session,

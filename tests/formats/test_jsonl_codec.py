@@ -8,7 +8,7 @@ import pytest
 
 from agentlog.domain.errors import CorruptSessionLogError, UnsupportedSessionFormatError
 from agentlog.domain.json import dumps
-from agentlog.infrastructure.jsonl import decode_log, detect_format, encode_log
+from agentlog.infrastructure.formats.jsonl import decode_log, detect_format, encode_log
 from tests.formats.samples import HEADER, event, header_line, lines, turn1
 
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from agentlog.domain.errors import CorruptSessionLogError, UnsupportedSessionFormatError
 from agentlog.domain.json import dumps
-from agentlog.infrastructure import zstd_frames
-from agentlog.infrastructure.jsonl import (
+from agentlog.infrastructure.formats import zstd
+from agentlog.infrastructure.formats.jsonl import (
     decode_harness_log,
     decode_log,
     detect_format,
@@ -142,7 +142,7 @@ def test_malformed_lines_are_clear_errors(
         data = data[:-1]
     assert_clear_outcome(data)
     assert_clear_outcome(
-        encode_log(HEADER, [], compress=True) + zstd_frames.compress_frame(data)
+        encode_log(HEADER, [], compress=True) + zstd.compress_frame(data)
     )
 
 
@@ -151,7 +151,7 @@ def test_malformed_lines_are_clear_errors(
 def test_arbitrary_bytes_are_clear_errors(data: bytes) -> None:
     assert_clear_outcome(data)
     assert_clear_outcome(header_line(delegationDepth=0) + b"\n" + data)
-    assert_clear_outcome(zstd_frames.MAGIC + data)
+    assert_clear_outcome(zstd.MAGIC + data)
     detect_format(data)
 
 

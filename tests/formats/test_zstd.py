@@ -8,8 +8,12 @@ import pytest
 import zstandard
 
 from agentlog.domain.errors import CorruptSessionLogError
-from agentlog.infrastructure import zstd_frames
-from agentlog.infrastructure.jsonl import decode_harness_log, decode_log, encode_log
+from agentlog.infrastructure.formats import zstd
+from agentlog.infrastructure.formats.jsonl import (
+    decode_harness_log,
+    decode_log,
+    encode_log,
+)
 from tests.formats.samples import HEADER, event, lines, turn1
 
 
@@ -32,13 +36,13 @@ def turn2() -> list[dict[str, Any]]:
 def test_pq_065_two_checksummed_frames_starting_with_the_magic() -> None:
     data = encode_log(HEADER, turn1(), compress=True)
     assert data[:4] == bytes.fromhex("28b52ffd")
-    scan = zstd_frames.scan_frames(data)
+    scan = zstd.scan_frames(data)
     assert len(scan.frames) == 2
     assert scan.torn_start is None
     for start, end in scan.frames:
         params = zstandard.get_frame_parameters(data[start:end])
         assert params.has_checksum
-    plain = b"".join(zstd_frames.decompress_frame(data[a:b]) for a, b in scan.frames)
+    plain = b"".join(zstd.decompress_frame(data[a:b]) for a, b in scan.frames)
     assert plain == encode_log(HEADER, turn1())
 
 
@@ -52,15 +56,15 @@ def test_zstd_round_trip_is_byte_identical() -> None:
 
 def test_a_header_only_zstd_log_is_one_frame() -> None:
     data = encode_log(HEADER, [], compress=True)
-    assert len(zstd_frames.scan_frames(data).frames) == 1
+    assert len(zstd.scan_frames(data).frames) == 1
     assert decode(data).events == []
 
 
 def test_pq_066_an_appended_frame_is_read_with_the_others() -> None:
     data = encode_log(HEADER, turn1(), compress=True)
-    appended = data + zstd_frames.compress_frame(lines(*turn2()))
+    appended = data + zstd.compress_frame(lines(*turn2()))
     assert appended.startswith(data)
-    assert len(zstd_frames.scan_frames(appended).frames) == 3
+    assert len(zstd.scan_frames(appended).frames) == 3
     assert decode(appended).events == turn1() + turn2()
 
 
@@ -73,7 +77,7 @@ def test_magic_bytes_decide_not_the_suffix() -> None:
 
 def test_pq_067_a_corrupted_event_frame_checksum_fails_validation() -> None:
     data = bytearray(encode_log(HEADER, turn1(), compress=True))
-    start, end = zstd_frames.scan_frames(bytes(data)).frames[1]
+    start, end = zstd.scan_frames(bytes(data)).frames[1]
     data[end - 1] ^= 0xFF  # the last byte of the checksum trailer
     assert corrupt_message(bytes(data)) == (
         f"corrupt Zstandard session log: frame at byte {start} failed validation"
@@ -119,10 +123,10 @@ def test_pq_070_a_final_frame_missing_only_its_checksum_is_recovered() -> None:
 
 
 def test_pq_071_a_complete_frame_with_a_torn_record_is_corrupt() -> None:
-    head = zstd_frames.compress_frame(
+    head = zstd.compress_frame(
         lines({"type": "session", **HEADER, "delegationDepth": 0})
     )
-    data = head + zstd_frames.compress_frame(b'{"type":"turn/start"')
+    data = head + zstd.compress_frame(b'{"type":"turn/start"')
     assert corrupt_message(data) == (
         "corrupt Zstandard session log: complete frame contains a torn JSONL record"
     )
@@ -130,7 +134,7 @@ def test_pq_071_a_complete_frame_with_a_torn_record_is_corrupt() -> None:
 
 def test_a_tolerable_defect_inside_a_complete_frame_is_corrupt() -> None:
     head = encode_log(HEADER, [], compress=True)
-    data = head + zstd_frames.compress_frame(lines(*turn1(), b"{bad"))
+    data = head + zstd.compress_frame(lines(*turn1(), b"{bad"))
     assert corrupt_message(data) == (
         "corrupt Zstandard session log: complete frame contains a torn JSONL record"
     )
@@ -138,27 +142,25 @@ def test_a_tolerable_defect_inside_a_complete_frame_is_corrupt() -> None:
 
 def test_a_defect_in_the_torn_frame_is_a_torn_tail() -> None:
     data = encode_log(HEADER, turn1(), compress=True)
-    frame = zstd_frames.compress_frame(lines(b"{bad", turn2()[0]))
+    frame = zstd.compress_frame(lines(b"{bad", turn2()[0]))
     decoded = decode(data + frame[:-1])
     assert decoded.events == turn1()
     assert "dropped a torn tail" in decoded.report[1]
     # A turn/end after the defect makes it committed: corruption, as in plain text.
-    frame = zstd_frames.compress_frame(lines(b"{bad", *turn2()))
+    frame = zstd.compress_frame(lines(b"{bad", *turn2()))
     assert "unparsable committed event at line 7" in corrupt_message(data + frame[:-1])
 
 
 def test_pq_073_header_frame_rules() -> None:
     header = lines({"type": "session", **HEADER, "delegationDepth": 0})
-    two_lines = zstd_frames.compress_frame(header + lines(*turn1()[:1]))
+    two_lines = zstd.compress_frame(header + lines(*turn1()[:1]))
     assert corrupt_message(two_lines) == (
         "corrupt Zstandard session log: first frame is not exactly one header line"
     )
-    no_newline = zstd_frames.compress_frame(header[:-1])
+    no_newline = zstd.compress_frame(header[:-1])
     assert "first frame is not exactly one header line" in corrupt_message(no_newline)
-    assert corrupt_message(zstd_frames.MAGIC) == (
-        "empty or header-less Zstandard session log"
-    )
-    bad = bytearray(zstd_frames.compress_frame(header))
+    assert corrupt_message(zstd.MAGIC) == ("empty or header-less Zstandard session log")
+    bad = bytearray(zstd.compress_frame(header))
     bad[-1] ^= 0xFF
     assert corrupt_message(bytes(bad)) == (
         "corrupt Zstandard session log: frame at byte 0 failed validation"
@@ -166,7 +168,7 @@ def test_pq_073_header_frame_rules() -> None:
 
 
 def test_a_zstd_header_is_checked_like_a_plain_one() -> None:
-    frame = zstd_frames.compress_frame(b'{"type":"event"}\n')
+    frame = zstd.compress_frame(b'{"type":"event"}\n')
     assert corrupt_message(frame) == (
         "corrupt session log: first line is not a session header"
     )
@@ -176,41 +178,37 @@ def test_a_zstd_header_is_checked_like_a_plain_one() -> None:
 
 
 def test_pq_074_scanner_refuses_invalid_structure() -> None:
-    with pytest.raises(
-        zstd_frames.ZstdFrameError, match="invalid frame magic at byte 0"
-    ):
-        zstd_frames.scan_frames(bytes(4))
-    frame = zstd_frames.compress_frame(b"x\n")
-    with pytest.raises(zstd_frames.ZstdFrameError, match="invalid frame magic at byte"):
-        zstd_frames.scan_frames(frame + b"\x00\x00\x00\x00")
+    with pytest.raises(zstd.ZstdFrameError, match="invalid frame magic at byte 0"):
+        zstd.scan_frames(bytes(4))
+    frame = zstd.compress_frame(b"x\n")
+    with pytest.raises(zstd.ZstdFrameError, match="invalid frame magic at byte"):
+        zstd.scan_frames(frame + b"\x00\x00\x00\x00")
     reserved = bytearray(frame)
     reserved[4] |= 0x08
     with pytest.raises(
-        zstd_frames.ZstdFrameError, match="reserved frame-header bit at byte 4"
+        zstd.ZstdFrameError, match="reserved frame-header bit at byte 4"
     ):
-        zstd_frames.scan_frames(bytes(reserved))
+        zstd.scan_frames(bytes(reserved))
     # A frame whose one block header says type 3 (reserved).
-    block_type_3 = zstd_frames.MAGIC + bytes([0x00, 0x00]) + bytes([0x07, 0x00, 0x00])
-    with pytest.raises(
-        zstd_frames.ZstdFrameError, match="reserved block type at byte 6"
-    ):
-        zstd_frames.scan_frames(block_type_3)
+    block_type_3 = zstd.MAGIC + bytes([0x00, 0x00]) + bytes([0x07, 0x00, 0x00])
+    with pytest.raises(zstd.ZstdFrameError, match="reserved block type at byte 6"):
+        zstd.scan_frames(block_type_3)
 
 
 def test_pq_074_truncated_header_block_or_checksum_is_torn_at_zero() -> None:
-    frame = zstd_frames.compress_frame(b"hello world\n" * 20)
+    frame = zstd.compress_frame(b"hello world\n" * 20)
     for cut in range(1, len(frame)):
-        scan = zstd_frames.scan_frames(frame[:cut])
+        scan = zstd.scan_frames(frame[:cut])
         assert scan.frames == []
         assert scan.torn_start == 0
-    assert zstd_frames.scan_frames(frame).frames == [(0, len(frame))]
+    assert zstd.scan_frames(frame).frames == [(0, len(frame))]
 
 
 def test_pq_074_frame_limit() -> None:
     data = encode_log(HEADER, turn1(), compress=True)
-    scan = zstd_frames.scan_frames(data, limit=1)
+    scan = zstd.scan_frames(data, limit=1)
     assert len(scan.frames) == 1
-    assert zstd_frames.decompress_frame(data[slice(*scan.frames[0])]).count(b"\n") == 1
+    assert zstd.decompress_frame(data[slice(*scan.frames[0])]).count(b"\n") == 1
 
 
 def test_frames_of_other_encoders_are_read() -> None:

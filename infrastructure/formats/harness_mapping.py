@@ -12,11 +12,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from agentlog.domain.vocabulary import CORE_TYPES, PLUGIN_TYPES
-from agentlog.infrastructure.harness_checks import show
+from agentlog.infrastructure.formats.harness_checks import show
 
 if TYPE_CHECKING:
     from agentlog.domain.json import Envelope
-    from agentlog.infrastructure.harness_checks import Report
+    from agentlog.infrastructure.formats.harness_checks import Report
 
 __all__ = ["EventMapper"]
 

@@ -3,7 +3,7 @@
 A session travels as one file: a header line, then one event per line (design §7), plain
 or Zstandard-compressed. Export writes exactly what the store holds, so importing it
 again gives the same events; import also reads the original harness's later logs
-(:mod:`agentlog.infrastructure.harness`) and says what it could not map.
+(:mod:`agentlog.infrastructure.formats.harness`) and says what it could not map.
 """
 
 from __future__ import annotations
@@ -14,15 +14,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from agentlog.domain.json import Envelope, Json, dumps, loads
-from agentlog.infrastructure import zstd_frames
-from agentlog.infrastructure.harness import decode_harness_log, looks_like_harness_row
-from agentlog.infrastructure.logscan import (
+from agentlog.infrastructure.formats import zstd
+from agentlog.infrastructure.formats.harness import (
+    decode_harness_log,
+    looks_like_harness_row,
+)
+from agentlog.infrastructure.formats.logscan import (
     DecodedLog,
     parse_header,
     read_log_text,
     scan_events,
 )
-from agentlog.infrastructure.placeholders import (
+from agentlog.infrastructure.formats.placeholders import (
     apply_substitutions,
     check_substitutions,
     find_placeholders,
@@ -111,9 +114,9 @@ def encode_log(
     body = b"".join(line + b"\n" for line in lines)
     if not compress:
         return head + body
-    frames = zstd_frames.compress_frame(head)
+    frames = zstd.compress_frame(head)
     if body:
-        frames += zstd_frames.compress_frame(body)
+        frames += zstd.compress_frame(body)
     return frames
 
 
@@ -152,7 +155,7 @@ def detect_format(data: bytes) -> LogFormat:
     Anything else, unreadable files included, is ours (its reader then names the
     defect).
     """
-    text = zstd_frames.decompress_tolerant(data) if zstd_frames.is_zstd(data) else data
+    text = zstd.decompress_tolerant(data) if zstd.is_zstd(data) else data
     lines = text.split(b"\n")
     header = _try_loads(lines[0])
     if (

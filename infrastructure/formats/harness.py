@@ -21,21 +21,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from agentlog.infrastructure.harness_checks import (
+from agentlog.infrastructure.formats.harness_checks import (
     Report,
     check_blocks,
     check_references,
     show,
 )
-from agentlog.infrastructure.harness_mapping import EventMapper
-from agentlog.infrastructure.logscan import (
+from agentlog.infrastructure.formats.harness_mapping import EventMapper
+from agentlog.infrastructure.formats.logscan import (
     DecodedLog,
     MalformedRowError,
     parse_header,
     read_log_text,
     scan_events,
 )
-from agentlog.infrastructure.placeholders import (
+from agentlog.infrastructure.formats.placeholders import (
     apply_substitutions,
     check_substitutions,
     find_placeholders,

@@ -17,7 +17,7 @@ import zstandard
 
 from agentlog.domain.errors import CorruptSessionLogError, UnsupportedSessionFormatError
 from agentlog.domain.json import Envelope, js_number, loads
-from agentlog.infrastructure import zstd_frames
+from agentlog.infrastructure.formats import zstd
 
 SESSION_FORMAT_VERSION: Final = 0
 MAX_SAFE_INTEGER: Final = 2**53 - 1
@@ -89,7 +89,7 @@ def read_log_text(
     names the input in errors (the header, which holds the real id, is unread yet);
     ``require_depth`` is passed to :func:`parse_header` for a header-less file.
     """
-    if zstd_frames.is_zstd(data):
+    if zstd.is_zstd(data):
         return _read_zstd_text(data, session_id=session_id)
     body, newline, fragment = data.rpartition(b"\n")
     if not newline:
@@ -116,8 +116,8 @@ def _refuse_headerless(
 
 def _read_zstd_text(data: bytes, *, session_id: str) -> LogText:
     try:
-        scan = zstd_frames.scan_frames(data)
-    except zstd_frames.ZstdFrameError as error:
+        scan = zstd.scan_frames(data)
+    except zstd.ZstdFrameError as error:
         raise CorruptSessionLogError(
             str(error), session_id=session_id, seq=None
         ) from None
@@ -126,7 +126,7 @@ def _read_zstd_text(data: bytes, *, session_id: str) -> LogText:
     texts: list[bytes] = []
     for start, end in scan.frames:
         try:
-            texts.append(zstd_frames.decompress_frame(data[start:end]))
+            texts.append(zstd.decompress_frame(data[start:end]))
         except zstandard.ZstdError:
             message = f"{_ZSTD_CORRUPT} frame at byte {start} failed validation"
             raise CorruptSessionLogError(
@@ -144,7 +144,7 @@ def _read_zstd_text(data: bytes, *, session_id: str) -> LogText:
     report = []
     if scan.torn_start is not None:
         torn_bytes = len(data) - scan.torn_start
-        partial = zstd_frames.decompress_prefix(data[scan.torn_start :])
+        partial = zstd.decompress_prefix(data[scan.torn_start :])
         recovered_text, newline, _ = partial.rpartition(b"\n")
         recovered = recovered_text.split(b"\n") if newline else []
         lines.extend(recovered)

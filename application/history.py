@@ -4,7 +4,7 @@ Only the events on the current surface are fetched and decoded (a long session h
 five or more log-only rows per message). Messages of stored events are cached per
 seq, because a stored event never changes; unflushed events are derived on every
 call, because a lost conflict or a discarded command can drop them. Every call
-returns fresh copies equal to a fold from scratch (session-core §0.4).
+returns fresh copies equal to a fold from scratch (docs/surface.md#derived-messages).
 """
 
 from __future__ import annotations

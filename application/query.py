@@ -1,6 +1,6 @@
 """``SessionQuery``: the read side over live and stored sessions as one corpus.
 
-The seven reads of persistence-query §3 with its closed set of error codes, plus
+The seven reads of docs/query.md with its closed set of error codes, plus
 ``list_summaries`` (the listing view's richer rows). A session live in this
 process wins over its stored copy; stored listings come from the materialised
 views, logs from the event store, and nothing here ever writes.
@@ -86,7 +86,7 @@ class _Observation:
 
 
 class SessionQuery:
-    """Exact reads over live and stored sessions (persistence-query §3).
+    """Exact reads over live and stored sessions (docs/query.md).
 
     ``persistence`` is the mounted reader: by default the application's own store
     (through its views); any object with ``list()`` and ``load(id)``; or ``None``

@@ -1,7 +1,7 @@
 """The query service's outputs: pydantic models whose JSON is the spec's shapes.
 
 Every model is a fresh, mutable copy (callers may change it freely); JSON keys are
-camelCase as in persistence-query §3, and optional keys are omitted, never null.
+camelCase as in docs/query.md, and optional keys are omitted, never null.
 Also the small shared helpers that build records and the spec's query errors.
 """
 
@@ -208,7 +208,10 @@ def source_conflict(session_id: str) -> Exception:
 
 
 def headers_conflict(first: Header, second: Header) -> bool:
-    """Whether two headers of one id disagree on an immutable field (§3.1)."""
+    """Whether two headers of one id disagree on an immutable field.
+
+    See docs/query.md#live-and-persisted.
+    """
     return any(
         first.get(key, _ABSENT) != second.get(key, _ABSENT) for key in CONFLICT_FIELDS
     )

@@ -112,7 +112,10 @@ class Sessions(Application[str]):
         created: CreatedObserver | None = None,
         event: EventObserver | None = None,
     ) -> Callable[[], None]:
-        """Observe creations and appends (session-core §3.5); returns an unsubscribe."""
+        """Observe creations and appends; returns an unsubscribe.
+
+        See docs/events.md#observers-and-lifecycle.
+        """
         if created is not None:
             self._created_observers.append(created)
         if event is not None:
@@ -146,8 +149,8 @@ class Sessions(Application[str]):
     ) -> SessionHandle:
         """Start a live session; nothing is stored until its first non-empty flush.
 
-        A seed (forked or imported history) passes the seed rules and checks (a)–(c)
-        of session-core §0.1, and the turn invariants too when ``strict``.
+        A seed (forked or imported history) passes the seed rules and checks (a)–(c) of
+        docs/events.md#the-append-pipeline, and the turn invariants too when ``strict``.
         """
         if session_id is None:
             session_id = str(uuid.uuid4())
@@ -198,7 +201,7 @@ class Sessions(Application[str]):
         """The live handle of a session, taking a stored session over if needed.
 
         Taking over repairs: a stored session whose last turn is open gets the
-        closers of session-core §6.3 appended and saved exactly once. A session
+        closers of docs/repair.md appended and saved exactly once. A session
         already live in this process is returned as is (never repaired).
         """
         handle = self._live.get(session_id)
@@ -358,7 +361,9 @@ class Sessions(Application[str]):
     def append_out_of_band(
         self, handle: SessionHandle, event_type: str, data: Any
     ) -> Envelope:
-        """Append a log-only event from outside the agent loop (persistence-query §2.4).
+        """Append a log-only event from outside the agent loop.
+
+        See docs/titles.md#producers.
 
         Inside an open turn the event rides that turn's checkpoint. Otherwise it is
         wrapped in a zero-step turn (``trigger: {kind: "session-title"}``), closed
@@ -394,7 +399,10 @@ class Sessions(Application[str]):
         boundary: object = None,
         child_session_id: str | None = None,
     ) -> SessionHandle:
-        """Seed a child with the source's events up to a ``turn/end`` (§7.3)."""
+        """Seed a child with the source's events up to a ``turn/end``.
+
+        See docs/fork.md#fork.
+        """
         if child_session_id is not None and (
             child_session_id in self._live or self.is_stored(child_session_id)
         ):
@@ -537,7 +545,9 @@ class Sessions(Application[str]):
     def messages(
         self, session_id: str, *, last: int | None = None
     ) -> list[dict[str, Any]]:
-        """The derived LLM message history (session-core §5), or its ``last`` N.
+        """The derived LLM message history, or its ``last`` N.
+
+        See docs/surface.md#derived-messages.
 
         Live sessions include their unflushed events; see
         :class:`~agentlog.application.history.MessageHistory` for what is read
@@ -553,7 +563,10 @@ class Sessions(Application[str]):
 
 
 def check_format_version(session_id: str, header: Mapping[str, Any]) -> None:
-    """Refuse a header of another format version (persistence-query §1.8)."""
+    """Refuse a header of another format version.
+
+    See docs/persistence.md#format-versions-and-legacy-shapes.
+    """
     version = header.get("version")
     if version != SESSION_FORMAT_VERSION or type(version) is not int:
         msg = (
@@ -564,7 +577,10 @@ def check_format_version(session_id: str, header: Mapping[str, Any]) -> None:
 
 
 def _refusing_legacy(events: Iterable[Any]) -> Iterator[Any]:
-    """Pass events through, refusing legacy shapes (persistence-query §1.8)."""
+    """Pass events through, refusing legacy shapes.
+
+    See docs/persistence.md#format-versions-and-legacy-shapes.
+    """
     for event in events:
         if isinstance(event, SessionEvent):
             envelope = event.envelope

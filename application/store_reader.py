@@ -34,7 +34,7 @@ Log = tuple[dict[str, Any], list["Envelope"]]
 
 
 class PersistenceReader(Protocol):
-    """What the query needs from a mounted persistence backend (§1.1)."""
+    """What the query needs from a mounted persistence backend."""
 
     def list(self) -> Sequence[Header]: ...
 

@@ -1,6 +1,6 @@
 """Session titles: the fallback producer and one optional provider.
 
-persistence-query §2.4: after an eligible human prompt, if the session has no title
+docs/titles.md#producers: after an eligible human prompt, if the session has no title
 yet, append ``session/title`` with the fallback of the first eligible prompt. One
 provider (a model, typically) may be registered: it runs once a route is logged (a
 ``request/header``), always after the fallback, on the first message only
@@ -97,7 +97,7 @@ class SessionTitles:
             try:
                 self._run_provider(handle.id, provider, automatic=True)
             except TitleError as error:
-                # Automatic failures keep the current title (§2.4).
+                # Automatic failures keep the current title (docs/titles.md#producers).
                 LOGGER.warning("session %s: %s", handle.id, error)
 
     def ensure_fallback(self, session_id: str) -> TitleSnapshot | None:
@@ -175,7 +175,9 @@ def _route(events: Sequence[Envelope]) -> dict[str, Any] | None:
 
 @dataclass
 class LlmTitleHelper:
-    """Asks a model for a title, logging the request before it is sent (§2.1).
+    """Asks a model for a title, logging the request before it is sent.
+
+    See docs/titles.md#events.
 
     ``complete(route, system, messages, max_tokens)`` is the model call. An input
     over ``max_input_bytes`` is refused before anything is logged or sent.

@@ -27,27 +27,33 @@ class SessionError(AgentlogError, ValueError):
 
 
 class NonJsonDataError(SessionError, TypeError):
-    """Data is not losslessly JSON-serialisable (session-core §3.3)."""
+    """Data is not losslessly JSON-serialisable (docs/events.md#lossless-json)."""
 
 
 class SurfaceIntentError(SessionError):
-    """A surface marker is missing, forbidden or malformed (session-core §3.2)."""
+    """A surface marker is missing, forbidden or malformed.
+
+    See docs/events.md#surface-markers.
+    """
 
 
 class PayloadError(SessionError):
-    """A known event type's payload does not match its model (session-core §0.8)."""
+    """A known event type's payload does not match its model.
+
+    See docs/events.md#payload-checks.
+    """
 
 
 class SurfaceError(SessionError):
-    """A surface fold or replace failed (session-core §4.2, §4.5, §7.4)."""
+    """A surface fold or replace failed (docs/surface.md)."""
 
 
 class SeedError(SessionError):
-    """A seed (inherited or imported history) broke a seed rule (session-core §7.1)."""
+    """A seed (inherited or imported history) broke a seed rule (docs/fork.md#seeds)."""
 
 
 class InvariantError(SessionError):
-    """A turn/step/tool-call invariant was violated (session-core §6.1)."""
+    """A turn/step/tool-call invariant was violated (docs/invariants.md)."""
 
     code = "INVARIANT"
     PREFIX = "invariant violated: "
@@ -58,7 +64,7 @@ class InvariantError(SessionError):
 
 
 class SessionForkError(SessionError):
-    """A fork was refused (session-core §7.3); ``code`` is one of the spec's codes."""
+    """A fork was refused (docs/fork.md#fork); ``code`` is one of the spec's codes."""
 
     INVALID_BOUNDARY = "INVALID_BOUNDARY"
     OPEN_TURN = "OPEN_TURN"
@@ -71,7 +77,7 @@ class SessionForkError(SessionError):
 
 
 class PersistenceError(AgentlogError):
-    """Base class of the store's errors (persistence-query.md §1.9)."""
+    """Base class of the store's errors (docs/errors.md)."""
 
 
 class SessionNotFoundError(PersistenceError, LookupError):
@@ -128,7 +134,7 @@ class UnsupportedSessionFormatError(PersistenceError):
 
 
 class SessionQueryError(AgentlogError):
-    """A query failed; ``code`` is one of the closed set of persistence-query §3.1."""
+    """A query failed; ``code`` is one of the closed set in docs/query.md."""
 
     INVALID_CONFIG = "SESSION_QUERY_INVALID_CONFIG"
     INVALID_WINDOW = "SESSION_QUERY_INVALID_WINDOW"

@@ -1,7 +1,7 @@
 """The session's domain events: one class per log type, the wire name as ``TOPIC``.
 
-An event carries the log entry exactly as recorded (its *envelope*, the JSON object
-of session-core §1.1) and its compact JSON encoding, computed once when the event is
+An event carries the log entry exactly as recorded (its *envelope*, the JSON object of
+docs/events.md#envelope) and its compact JSON encoding, computed once when the event is
 recorded so that saving can never fail on encoding. ``apply`` only applies: it never
 validates, so replaying a stored log cannot fail on a rule.
 """

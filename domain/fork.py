@@ -1,4 +1,4 @@
-"""The fork boundary rules of session-core §7.3, as a pure function.
+"""The fork boundary rules of docs/fork.md#fork, as a pure function.
 
 Which session may be forked (live, found) is the application's business; where it may
 be cut is a domain rule: the boundary must be an existing ``turn/end``.

@@ -1,8 +1,10 @@
-"""Turn, step and tool-call enclosure rules (session-core §6.1) as a pure state machine.
+"""Turn, step and tool-call enclosure rules as a pure state machine.
+
+See docs/invariants.md.
 
 :class:`TurnInvariants` is the step-5 state the aggregate keeps and checks at append
-(§0.1 (d)); :class:`InvariantChecker` is the whole [DEV] checker (steps 1–6), used on
-its own to vet a log event by event.
+(check (d) of docs/events.md#the-append-pipeline); :class:`InvariantChecker` is the
+whole [DEV] checker (steps 1–6), used on its own to vet a log event by event.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ class _Undefined:
 _UNDEFINED: Final = _Undefined()
 _js: Final = js_number  # a value as JavaScript's ${value} shows it
 
-# Types that must name the open turn and step (§6.1 step 5).
+# Types that must name the open turn and step (docs/invariants.md#the-checks, step 5).
 _IN_STEP: Final = frozenset(
     {"step/end", "assistant/chunk", "assistant/message", "tool/call", "tool/result"}
 )
@@ -76,13 +78,13 @@ def _call_key(value: object) -> str:
 
 
 def _is_synthetic_result(data: Json) -> bool:
-    """A crash-repair result (§6.3) is exempt from the pending-call rule."""
+    """A crash-repair result (docs/repair.md) is exempt from the pending-call rule."""
     error = _field(data, "error")
     return _field(data, "isError") is True and _field(error, "code") == "interrupted"
 
 
 class TurnInvariants:
-    """The turn/step/tool-call state of §6.1 step 5 and its rules.
+    """The turn/step/tool-call state of step 5 and its rules.
 
     ``check`` decides without changing anything; ``apply`` only applies and accepts
     any log, so state can be folded from history that was never checked.
@@ -98,7 +100,7 @@ class TurnInvariants:
         self.pending_calls: dict[str, None] = {}
 
     def check(self, event: Envelope) -> None:
-        """Raise :class:`InvariantError` when ``event`` breaks a §6.1 step-5 rule."""
+        """Raise :class:`InvariantError` when ``event`` breaks a step-5 rule."""
         detail = self._violation(event)
         if detail is not None:
             raise InvariantError(detail)
@@ -214,7 +216,7 @@ class TurnInvariants:
 
 
 class InvariantChecker:
-    """The full [DEV] checker of §6.1 (steps 1–6) for one session.
+    """The full checker of docs/invariants.md (steps 1–6) for one session.
 
     Rejects before changing anything: a rejected event leaves the checker as it was.
     """

@@ -2,9 +2,10 @@
 
 Every payload passes :func:`snapshot_json` on append (validate and detach in one pass)
 and :func:`dumps` / :func:`loads` on its way to and from storage. The fast paths are
-plain recursion and ``orjson``; the exact paths exist because the rule (session-core
-§3.3) admits what those cannot carry: nesting 20,000 deep, integers beyond 64 bits (or
-beyond Python's 4,300-digit ``str`` limit) and lone surrogates.
+plain recursion and ``orjson``; the exact paths exist because the rule
+(docs/events.md#lossless-json) admits what those cannot carry: nesting 20,000 deep,
+integers beyond 64 bits (or beyond Python's 4,300-digit ``str`` limit) and lone
+surrogates.
 """
 
 from __future__ import annotations
@@ -32,10 +33,13 @@ __all__ = [
 ]
 
 Json: TypeAlias = Any
-"""A lossless JSON value (session-core §3.3); ``Any`` because JSON is recursive."""
+"""A lossless JSON value; ``Any`` because JSON is recursive.
+
+See docs/events.md#lossless-json.
+"""
 
 Envelope: TypeAlias = dict[str, Any]
-"""One session event as plain JSON (session-core §1.1).
+"""One session event as plain JSON (docs/events.md#envelope).
 
 ``{type, seq, time, data, sourceEventSeqs?, surfaceOp?}``
 """
@@ -64,7 +68,10 @@ class _TooDeep(Exception):  # noqa: N818 - internal control flow, never escapes
 
 
 def is_json_value(value: object) -> bool:
-    """Tell whether ``value`` satisfies the lossless-JSON rule (session-core §3.3)."""
+    """Tell whether ``value`` satisfies the lossless-JSON rule.
+
+    See docs/events.md#lossless-json.
+    """
     try:
         snapshot_json(value)
     except NotJsonError:

@@ -1,14 +1,13 @@
 """Which event types this build must know, and the refusal of the ones it does not.
 
-The type map is open (session-core §1.1): a plugin adds types in a family of its own
-(``"<family>/<name>"``) and such a type is stored as a log-only event. The families
+The type map is open (docs/events.md#envelope): a plugin adds types in a family of its
+own (``"<family>/<name>"``) and such a type is stored as a log-only event. The families
 below belong to the session core and its first-party plugins: a type there that no
 payload model is registered for (``agentlog.domain.vocabulary.PAYLOAD_MODELS``) was
-written
-by a newer build, whose rules this one would apply wrongly — so it is refused, like
-a header of another format version. ``session`` and ``session-snapshot`` are the
-stored topics of the header and of snapshots; an event of either type would be read
-back as one of those, so they are refused even if someone registers them.
+written by a newer build, whose rules this one would apply wrongly — so it is refused,
+like a header of another format version. ``session`` and ``session-snapshot`` are the
+stored topics of the header and of snapshots; an event of either type would be read back
+as one of those, so they are refused even if someone registers them.
 
 Call :func:`check_known_type` *after* ``check_legacy``: ``request/header-delta`` is
 an unknown type of the core ``request`` family, and its legacy message must win.

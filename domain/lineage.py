@@ -1,4 +1,6 @@
-"""Session lineage as a pure algorithm over header records (persistence-query §3.3).
+"""Session lineage as a pure algorithm over header records.
+
+See docs/query.md#lineage-trace.
 
 The corpus is reached through two lookups (a record by id, the records whose
 ``parentSession`` is an id), so the same walk serves a full in-memory list and an
@@ -87,7 +89,9 @@ class IndexedCorpus(Generic[R]):
 
 
 def trace_lineage(corpus: LineageCorpus[R], session_id: str) -> LineageTrace[R]:
-    """Walk parents up from ``session_id`` and children down (§3.3 "Lineage").
+    """Walk parents up from ``session_id`` and children down.
+
+    See docs/query.md#lineage-trace.
 
     Raises ``SESSION_QUERY_SESSION_NOT_FOUND`` for an unknown target and
     ``SESSION_QUERY_INVALID_LINEAGE`` when the parent walk revisits an id.

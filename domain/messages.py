@@ -1,7 +1,9 @@
-"""Derived LLM messages: the surface mapped to ``{role, content}`` (session-core §5).
+"""Derived LLM messages: the surface mapped to ``{role, content}``.
+
+See docs/surface.md#derived-messages.
 
 Derivation is a pure function of the log. :class:`MessageCache` keeps it current
-incrementally (§0.4) and still hands out fresh copies equal to a fold from scratch.
+incrementally and still hands out fresh copies equal to a fold from scratch.
 """
 
 from __future__ import annotations

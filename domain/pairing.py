@@ -1,7 +1,7 @@
 """Tool-pairing balance: may the surface be cut here without splitting a call/result?
 
-Compaction (session-core §4.6) collapses a region only when both of its edges are
-balanced cuts (§7.4).
+Compaction (docs/surface.md#compaction) collapses a region only when both of its edges
+are balanced cuts (docs/surface.md#tool-pairing-balance).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Crash repair: the events that close a turn a crash left open (session-core §6.3).
+"""Crash repair: the events that close a turn a crash left open (docs/repair.md).
 
 :class:`RepairTracker` keeps the scan state incrementally, so a live session knows
 its closers without rescanning; :func:`interrupted_turn_closers` is the pure form.
@@ -21,7 +21,7 @@ def _get(data: Json, key: str) -> Json:
 
 
 class RepairTracker:
-    """The §6.3 scan state: open turn and step, and the calls still owed a result.
+    """The repair scan state: open turn and step, and the calls still owed a result.
 
     ``pending`` maps a call id to ``(step, call_seq)`` in the order the calls were
     first registered; re-registering an id keeps its place and drops ``call_seq``.

@@ -4,7 +4,7 @@ The aggregate keeps only the state its rules decide on — the next seq, the sur
 (node seqs and types), the open turn and step, pending tool calls, the last time —
 never the log itself, so a snapshot stays small and loading a session to append reads
 only its tail. Every rule is checked in :meth:`Session.append` before anything is
-recorded, in the order of session-core §0.1; ``apply`` never validates.
+recorded, in the order of docs/events.md#the-append-pipeline; ``apply`` never validates.
 """
 
 from __future__ import annotations
@@ -62,7 +62,9 @@ def make_header(
     delegation_depth: int | None = None,
     clock: Clock = now_ms,
 ) -> dict[str, Any]:
-    """Build a header the way the store does (session-core §2), checking its fields.
+    """Build a header the way the store does, checking its fields.
+
+    See docs/events.md#header.
 
     Keys appear in the spec's order and only when supplied; ``created_at`` of ``0``
     is kept.
@@ -97,7 +99,7 @@ def make_header(
 
 
 def check_session_id(session_id: object) -> None:
-    """Session ids are opaque, non-empty strings (session-core §0.3)."""
+    """Session ids are opaque, non-empty strings (docs/events.md#ids)."""
     if type(session_id) is not str or not session_id:
         raise SessionError("session id must be a non-empty string")
 
@@ -211,7 +213,8 @@ class Session(BaseAggregate[str]):
 
         The header is taken as given (the store validates it, see :func:`make_header`);
         without one a minimal ``{version, id, createdAt}`` is synthesised. Seed events
-        pass §7.1 and the checks (a)–(c) of §0.1, and (d) only when ``strict``.
+        pass the seed rules and the checks (a)–(c) of the pipeline, and (d) only when
+        ``strict``.
         """
         check_session_id(session_id)
         if header is None:
@@ -232,7 +235,7 @@ class Session(BaseAggregate[str]):
         return session
 
     def seed(self, seed: Sequence[Mapping[str, Any]], *, strict: bool = False) -> None:
-        """Record history events with their own seqs and times (session-core §7.1)."""
+        """Record history events with their own seqs and times (docs/fork.md#seeds)."""
         if not isinstance(seed, Sequence) or isinstance(seed, (str, bytes)):
             raise SeedError("seed must be a list of session events")
         if self.seq != 0:
@@ -301,9 +304,9 @@ class Session(BaseAggregate[str]):
     ) -> Envelope:
         """Validate, then record one event; returns a copy of the recorded event.
 
-        Nothing is recorded when a check fails (session-core §0.1): lossless JSON and
-        the surface intent, the payload model, the surface rules of §4.5, then — when
-        invariants are on — the turn/step/tool-call rules of §6.1.
+        Nothing is recorded when a check fails (docs/events.md#the-append-pipeline):
+        lossless JSON and the surface intent, the payload model, the strict-fold surface
+        rules, then — when invariants are on — the turn/step/tool-call rules.
         """
         if type(event_type) is not str or not event_type:
             raise SessionError("session event type must be a non-empty string")
@@ -402,7 +405,7 @@ class Session(BaseAggregate[str]):
     # ------------------------------------------------------------------ repair
 
     def closers(self) -> list[Envelope]:
-        """The events that close an open last turn (session-core §6.3), or ``[]``."""
+        """The events that close an open last turn (docs/repair.md), or ``[]``."""
         if self.last_time is None:
             return []
         return self.repair_tracker.closers(self.seq, self.last_time)

@@ -1,9 +1,10 @@
 """The surface: which events the model sees, in order, and the rules that change it.
 
-The live aggregate and the strict fold of a stored log (session-core §4.5) share one
-implementation: :func:`check_intent` (the marker and its shape), :meth:`Surface.check`
-(range, provenance, coverage, tool/result rewrite) and :meth:`Surface.apply`.
-:func:`fold_step` chains them for one logged event.
+The live aggregate and the strict fold of a stored log
+(docs/surface.md#strict-fold-and-classification) share one implementation:
+:func:`check_intent` (the marker and its shape), :meth:`Surface.check` (range,
+provenance, coverage, tool/result rewrite) and :meth:`Surface.apply`. :func:`fold_step`
+chains them for one logged event.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class SurfaceNode:
 @dataclass(frozen=True, slots=True)
 class RangeTexts:
     """The three replace-range messages; the core and the [DEV] checker word them
-    differently (§4.2 vs §6.1 step 4) but apply the same rule."""
+    differently (the fold vs the invariant checker) but apply the same rule."""
 
     start_missing: str
     end_missing: str
@@ -106,7 +107,7 @@ def coverage_gaps(removed: Iterable[int], cited: Iterable[int] | None) -> list[i
 
 
 def coverage_text(missing: Sequence[int]) -> str:
-    """The coverage message shared by the core (§4.5) and the [DEV] checker (§6.1)."""
+    """The coverage message shared by the strict fold and the invariant checker."""
     listed = ", ".join(str(seq) for seq in missing)
     return (
         "surface replace: sourceEventSeqs must include every shadowed surface node; "
@@ -269,7 +270,9 @@ class Surface:
         )
 
     def invalidate(self) -> None:
-        """Harmless: the surface is decision state, not a cache (session-core §0.1).
+        """Harmless: the surface is decision state, not a cache.
+
+        See docs/events.md#the-append-pipeline.
 
         The seed's lazy fold could be poisoned by a bad replace and re-folded on
         demand; ours never records a bad replace, so there is nothing to drop.
@@ -295,7 +298,7 @@ class Surface:
     ) -> tuple[int, int]:
         """Positions ``(i, j)`` of a replace range, or :class:`SurfaceError`.
 
-        Positions, not seq values, order the range (§4.2): after a replace the
+        Positions, not seq values, order the range: after a replace the
         surface is not seq-ordered, so ``start`` may be numerically above ``end``.
         """
         cached = self._span_cache
@@ -319,7 +322,7 @@ class Surface:
     # ---------------------------------------------------------------- deciding
 
     def check(self, event: Envelope) -> None:
-        """Session-core §4.5 steps 4–6 for a new event at ``event["seq"]``.
+        """Strict-fold steps 4–6 for a new event at ``event["seq"]``.
 
         Expects the marker to have passed :func:`check_intent`; never mutates.
         Log-only events and unmarked events have nothing to check here.
@@ -343,7 +346,7 @@ class Surface:
                 self._check_rewrite(removed, event.get("data"))
 
     def _check_rewrite(self, removed: list[int], data: Json) -> None:
-        """§4.5 step 6: a tool/result replace only rewrites one result's content."""
+        """Strict-fold step 6: a tool/result replace rewrites one result's content."""
         if len(removed) != 1:
             msg = (
                 "tool/result surface replacement must rewrite exactly one current node"
@@ -442,7 +445,7 @@ class Surface:
 
 
 def _check_provenance(event_type: str, sources: list[int], seq: int) -> None:
-    """§4.5 step 5 value rules (the list's type was checked by the intent)."""
+    """Strict-fold step 5 value rules (the list's type was checked by the intent)."""
     if not sources and event_type != "assistant/message":
         raise SurfaceError(
             "sourceEventSeqs must not be empty except on assistant/message"
@@ -463,7 +466,9 @@ def _check_provenance(event_type: str, sources: list[int], seq: int) -> None:
 def check_intent(
     event_type: str, surface_op: Json, source_event_seqs: Json, seq: int
 ) -> None:
-    """Session-core §3.2 steps 2–4: marker required or forbidden, then its shape.
+    """Marker steps 2–4: marker required or forbidden, then its shape.
+
+    See docs/events.md#surface-markers.
 
     ``None`` counts as absent. Value ranges are left to :meth:`Surface.check`.
     """
@@ -489,7 +494,7 @@ def check_intent(
 def check_intent_shape(
     event_type: str, surface_op: Json, source_event_seqs: Json, seq: int
 ) -> None:
-    """Session-core §3.2 step 4 (and §4.5 step 3): the marker's JSON shape."""
+    """Marker step 4 (and strict-fold step 3): the marker's JSON shape."""
     if surface_op is not None and surface_op != "append":
         if type(surface_op) is not dict:
             msg = f'session event "{event_type}" carries an invalid surfaceOp'
@@ -511,7 +516,7 @@ def check_intent_shape(
 
 
 def fold_step(surface: Surface, event: Envelope, index: int) -> tuple[int, ...]:
-    """One strict-fold step (§4.5 steps 1–6) for the event at ``index``, applied.
+    """One strict-fold step (steps 1–6) for the event at ``index``, applied.
 
     Returns the seqs a replace removed. Every failure is a :class:`SurfaceError`
     carrying the core text; the surface is unchanged when it raises.
@@ -536,7 +541,10 @@ def fold_step(surface: Surface, event: Envelope, index: int) -> tuple[int, ...]:
 
 
 def fold_surface(events: Sequence[Envelope]) -> SurfaceFold:
-    """The strict fold of a whole log (seed 004; session-core §4.5)."""
+    """The strict fold of a whole log, as a query reads it.
+
+    See docs/surface.md#strict-fold-and-classification.
+    """
     surface = Surface()
     replacements: list[Replacement] = []
     for index, event in enumerate(events):

@@ -2,7 +2,7 @@
 
 Titles are ordinary log events (``session/title``, latest wins). Everything here
 is pure so the query service, the listing projection and the title producers
-share one definition of "the title" (persistence-query §2.2–2.4).
+share one definition of "the title" (docs/titles.md).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from agentlog.domain.errors import AgentlogError
 TITLE_EVENT = "session/title"
 USER_MESSAGE = "user/message"
 
-# §2.3 step 1, applied in this order. ``\Z`` (not ``$``) is "end of text".
+# Normalisation step 1, applied in this order. ``\Z`` (not ``$``) is "end of text".
 _OSC = re.compile(r"(?:\x1b\]|\x9d)[\s\S]*?(?:\x07|\x1b\\|\Z)")
 _CSI = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]")
 _ESC_PAIR = re.compile(r"\x1b[@-_]")
@@ -72,7 +72,9 @@ def _check_limit(value: object, name: str) -> None:
 
 
 def normalize_title(text: str, max_bytes: float) -> str:
-    """A display-safe title of at most ``max_bytes`` UTF-8 bytes (§2.3).
+    """A display-safe title of at most ``max_bytes`` UTF-8 bytes.
+
+    See docs/titles.md#normalisation.
 
     ``max_bytes`` is a positive int, or ``math.inf`` for the eligibility test.
     """
@@ -82,7 +84,10 @@ def normalize_title(text: str, max_bytes: float) -> str:
 
 
 def fallback_title(text: str, max_words: int, max_bytes: int) -> str:
-    """The first ``max_words`` words of a prompt, cleaned and byte-capped (§2.3)."""
+    """The first ``max_words`` words of a prompt, cleaned and byte-capped.
+
+    See docs/titles.md#normalisation.
+    """
     _check_limit(max_bytes, "maxBytes")
     _check_limit(max_words, "maxWords")
     words = _clean(text).split(" ")[:max_words]
@@ -105,7 +110,10 @@ def message_text(event: Mapping[str, Any]) -> str:
 
 
 def is_eligible_message(event: Mapping[str, Any]) -> bool:
-    """A human prompt with visible text: what a title may be derived from (§2.3)."""
+    """A human prompt with visible text: what a title may be derived from.
+
+    See docs/titles.md#normalisation.
+    """
     if event.get("type") != USER_MESSAGE:
         return False
     data = event.get("data")
@@ -159,7 +167,10 @@ class TitleSource(_FrozenModel):
 
 
 class TitleSnapshot(_FrozenModel):
-    """The session's current title: its latest ``session/title`` event (§2.2)."""
+    """The session's current title: its latest ``session/title`` event.
+
+    See docs/titles.md#fold.
+    """
 
     title: str
     message_seqs: tuple[int, ...]
@@ -235,7 +246,10 @@ def fold_session_title(events: Sequence[Mapping[str, Any]]) -> TitleSnapshot | N
 
 @dataclass(frozen=True, slots=True)
 class TitleConfig:
-    """The title service's required limits (§2.4); the demo uses 5/40/80."""
+    """The title service's required limits; the demo uses 5/40/80.
+
+    See docs/titles.md#producers.
+    """
 
     fallback_max_words: int
     fallback_max_bytes: int
@@ -305,7 +319,7 @@ def check_provider_result(
 ) -> dict[str, Any]:
     """The ``session/title`` data of a provider's result, or :class:`TitleError`.
 
-    persistence-query §2.4: the result is an object; its title a string that
+    docs/titles.md#producers: the result is an object; its title a string that
     normalises non-empty under ``max_title_bytes``; ``messageSeqs`` non-empty,
     unique, strictly ordered safe integers drawn from the request; an optional
     ``model`` names a non-empty provider and model.

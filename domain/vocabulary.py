@@ -1,8 +1,9 @@
 """The session's event vocabulary: the types, which join the surface, their shapes.
 
-Payload models check what a producer appends (session-core §0.8: strict, extra keys
-allowed, unknown kinds of every open set accepted). They only judge: the stored data is
-the caller's validated JSON copy, never a model dump, so logs stay verbatim.
+Payload models check what a producer appends (docs/events.md#payload-checks: strict,
+extra keys allowed, unknown kinds of every open set accepted). They only judge: the
+stored data is the caller's validated JSON copy, never a model dump, so logs stay
+verbatim.
 """
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------------------
-# Type sets (session-core §1.2, §1.3, §1.5)
+# Type sets (docs/vocabulary.md, docs/events.md#surface-markers)
 
 SURFACE_TYPES: Final = frozenset(
     {
@@ -196,7 +197,7 @@ _UNKNOWN: Final = "unknown"
 
 @dataclass(frozen=True)
 class _OpenSet:
-    """A merge-extensible set of kinds tagged by ``key`` (session-core §1.4).
+    """A merge-extensible set of kinds tagged by ``key`` (docs/vocabulary.md).
 
     Known kinds route to their own model, so a malformed known kind is an error;
     any other string routes to the fallback model, so newer producers pass.
@@ -293,7 +294,7 @@ _TITLE_SOURCE_KINDS: Final = _OpenSet(
 
 
 # --------------------------------------------------------------------------------------
-# Value types (session-core §1.4)
+# Value types (docs/vocabulary.md)
 
 
 class TextBlock(_Model):
@@ -563,7 +564,7 @@ class Message(_Model):
 
 
 # --------------------------------------------------------------------------------------
-# Core payloads (session-core §1.2)
+# Core payloads (docs/vocabulary.md)
 
 
 class TurnStartPayload(_Model):
@@ -659,7 +660,7 @@ class TodoWritePayload(_Model):
 
 
 # --------------------------------------------------------------------------------------
-# Plugin payloads (session-core §1.3, §0.6; persistence-query §0, §2.1)
+# Plugin payloads (docs/vocabulary.md, docs/titles.md#events)
 
 
 class CompactStartPayload(_Model):
@@ -762,7 +763,7 @@ class RequestHeaderPayload(_Model):
 
 
 # --------------------------------------------------------------------------------------
-# Header, summary, meta (session-core §2, §0.5)
+# Header, summary, meta (docs/events.md#header)
 
 NonNegativeInt: TypeAlias = Annotated[int, Field(ge=0)]
 
@@ -873,7 +874,10 @@ LEGACY_SHAPES: Final[tuple[Callable[[str, Json], str | None], ...]] = (
     _legacy_header_delta,
     _legacy_fallback_header,
 )
-"""Refused legacy shapes (persistence-query §1.8): each names what it found, or None."""
+"""Refused legacy shapes: each names what it found, or None.
+
+See docs/persistence.md#format-versions-and-legacy-shapes.
+"""
 
 
 def check_legacy(session_id: str, event_type: str, data: Json, seq: int) -> None:

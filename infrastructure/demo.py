@@ -2,8 +2,9 @@
 
 A newcomer's first run. It writes what an agent loop writes — turns, streamed chunks,
 parallel tool calls, injected context, steering, a todo list, a title, a compaction
-(session-core §4.6), a crash mid-turn and its repair on reload, a fork — so every
-other command has a realistic session to read. Only ids and times vary between runs.
+(docs/surface.md#compaction), a crash mid-turn and its repair on reload, a fork — so
+every other command has a realistic session to read. Only ids and times vary between
+runs.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """``ScriptedAgent``: writes a session the way an agent loop does, without a model.
 
 One method per thing a loop does — open a turn with a prompt, inject context, steer,
-write todos, title, stream a model step, run tools, compact (session-core §4.6),
-close the turn — each through the public :meth:`SessionHandle.append`, so every rule
-of the spec is checked on the way in. The demo drives it; so can tests and
-benchmarks that want realistic logs.
+write todos, title, stream a model step, run tools, compact
+(docs/surface.md#compaction), close the turn — each through the public
+:meth:`SessionHandle.append`, so every rule of the spec is checked on the way in. The
+demo drives it; so can tests and benchmarks that want realistic logs.
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ ToolCall = tuple[str, Mapping[str, Any]]
 TITLE_CONFIG = TitleConfig(
     fallback_max_words=5, fallback_max_bytes=40, max_title_bytes=80
 )
-"""The title limits of the harness's demo spine (persistence-query §2.4)."""
+"""The title limits of the harness's demo spine (docs/titles.md#producers)."""
 COMPACT_PREAMBLE = (
     "This is an automatically generated checkpoint condensing an earlier span of the "
     "conversation to free up context. Treat the captured context as established "
     "background and build on it without restating it. Continue the task directly "
     "from the messages that follow, without acknowledging this checkpoint."
 )
-"""The framing of a compaction checkpoint (session-core §4.6 step 3)."""
+"""The framing of a compaction checkpoint (docs/surface.md#compaction step 3)."""
 USER: dict[str, Any] = {"kind": "user"}
 
 
@@ -212,7 +212,9 @@ class ScriptedAgent:
     # ------------------------------------------------------------- compaction
 
     def compact(self, summary: str) -> tuple[int, list[int]]:
-        """Replace everything before this turn's prompt with a checkpoint (§4.6).
+        """Replace everything before this turn's prompt with a checkpoint.
+
+        See docs/surface.md#compaction.
 
         Runs inside the open turn and outside any step, like the loop's pre-step
         seam. Both edges of the region must be balanced cuts (no tool call split
@@ -226,7 +228,8 @@ class ScriptedAgent:
             raise SurfaceError(msg)
         start, end = nodes[0], nodes[end_index]
         after = nodes[end_index + 1]
-        # Both cuts must be balanced (§7.4); the texts are the seed's (§4.6 step 1).
+        # Both cuts must be balanced; the texts are the seed's
+        # (docs/surface.md#compaction).
         if not is_tool_pairing_balanced(nodes, events, start):
             msg = (
                 f"compactRegion: start seq {start} is not a balanced boundary "

@@ -1,6 +1,6 @@
 """Write stored logs straight through the recorder, bypassing every rule.
 
-persistence-query's "How this maps onto agentlog" item 7: scenarios that need a log our
+docs/query.md ("invalid stored logs"): scenarios that need a log our
 ``append`` would refuse (bad versions, legacy events, invalid surfaces, open turns
 from a crashed writer) write it with this raw writer.
 """
@@ -49,7 +49,7 @@ def raw_write(
 
 
 def turn1(time: int = 1000) -> list[dict[str, Any]]:
-    """The balanced 6-event log of persistence-query §5."""
+    """The balanced 6-event log of the persistence scenarios."""
     user = {"kind": "user"}
     return [
         {

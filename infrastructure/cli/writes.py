@@ -162,7 +162,7 @@ def fork(
 def repair(
     ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False
 ) -> None:
-    """Close a crashed session's open turn (session-core §6.3)."""
+    """Close a crashed session's open turn (docs/repair.md)."""
     with opened(ctx) as app:
         closers = app.repair(session_id)
     if as_json:

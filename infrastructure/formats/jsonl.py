@@ -1,9 +1,10 @@
 """Our JSONL session format, and the import/export that moves logs in and out.
 
-A session travels as one file: a header line, then one event per line (design §7), plain
-or Zstandard-compressed. Export writes exactly what the store holds, so importing it
-again gives the same events; import also reads the original harness's later logs
-(:mod:`agentlog.infrastructure.formats.harness`) and says what it could not map.
+A session travels as one file: a header line, then one event per line
+(docs/persistence.md#jsonl-format), plain or Zstandard-compressed. Export writes exactly
+what the store holds, so importing it again gives the same events; import also reads the
+original harness's later logs (:mod:`agentlog.infrastructure.formats.harness`) and says
+what it could not map.
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ def encode_log(
 def decode_log(data: bytes, *, source: str) -> DecodedLog:
     """Read our JSONL format (plain or Zstandard, told by the magic bytes).
 
-    Applies the read rules of persistence-query §1.5b/§1.6: the header's shape, then
+    Applies the read rules of docs/persistence.md#jsonl-format: the header's shape, then
     its version; a torn final line is ignored; a defect after the last ``turn/end`` is a
     torn tail, dropped and reported; one before it raises
     :class:`~agentlog.domain.errors.CorruptSessionLogError` naming the line. ``source``

@@ -3,7 +3,7 @@
 Our JSONL and the original harness's later logs are both a header line plus one record
 per line, plain or Zstandard-compressed, and a crash can cut either short. One reader
 keeps the two importers agreeing on what is a torn tail (dropped and reported) and what
-is corruption (refused, naming the line): persistence-query §1.5b/c, §1.6 and §1.8.
+is corruption (refused, naming the line): docs/persistence.md#jsonl-format.
 """
 
 from __future__ import annotations
@@ -245,7 +245,9 @@ def scan_events(
     decode_row: RowDecoder,
     strict_lines: int = 0,
 ) -> tuple[list[Envelope], list[str]]:
-    """Decode the event lines (header excluded) under the torn-tail rule (§1.5b).
+    """Decode the event lines (header excluded) under the torn-tail rule.
+
+    See docs/repair.md#torn-tails.
 
     Every complete line is parsed first to find the last ``turn/end``. Then the lines
     are walked in order; the first unparsable line, or the first event whose ``seq`` is

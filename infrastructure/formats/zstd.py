@@ -1,9 +1,9 @@
 """Zstandard frames of a session log: find them, write them, read them back.
 
 A compressed log is a concatenation of independent frames, one per durable write
-(persistence-query §1.6). Finding where each frame ends must not decode it, so a write
-cut short is told apart from a damaged file: EOF inside the last frame is a torn write,
-while a bad magic number, a reserved bit or a reserved block type is corruption.
+(docs/persistence.md#jsonl-format). Finding where each frame ends must not decode it, so
+a write cut short is told apart from a damaged file: EOF inside the last frame is a torn
+write, while a bad magic number, a reserved bit or a reserved block type is corruption.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""agentlog through its public API only (design.md §5), on the SQLite recorder.
+"""agentlog through its public API only (``from agentlog import ...``), on the SQLite recorder.
 
 ``application`` is imported lazily: the core may not exist yet, and then the
 runner reports agentlog as unavailable instead of failing.

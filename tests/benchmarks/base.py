@@ -134,7 +134,7 @@ class BenchSystem(ABC):
 
 
 def message_of(envelope: dict[str, Any]) -> dict[str, Any] | None:
-    """session-core §5: one surface event to at most one LLM message."""
+    """docs/surface.md#derived-messages: one surface event to at most one LLM message."""
     event_type = envelope["type"]
     data = envelope["data"]
     if event_type == "user/message":

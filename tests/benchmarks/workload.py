@@ -3,7 +3,7 @@
 A workload is a list of *flush groups*; a group is the events of one agent step
 (the turn's ``turn/start`` + ``user/message`` ride with its first step, its
 ``turn/end`` with its last), each event an :class:`Intent` in agentlog's
-vocabulary (spec/session-core.md §1). Messages are about 1 KiB, alternate
+vocabulary (docs/vocabulary.md). Messages are about 1 KiB, alternate
 user/assistant, and every 10th message is an assistant tool call answered by a
 tool result; assistant text is optionally streamed as ``assistant/chunk`` events.
 
@@ -159,7 +159,7 @@ class Intent:
     source_event_seqs: list[int] | None = None
 
     def envelope(self, time_ms: int) -> dict[str, Any]:
-        """The stored JSON object (session-core §1.1 key order)."""
+        """The stored JSON object (docs/events.md#envelope key order)."""
         env: dict[str, Any] = {
             "type": self.type,
             "seq": self.seq,
@@ -372,7 +372,7 @@ class Conversation:
     def compaction(self, fraction: float = 0.9) -> Group:
         """A compaction turn replacing the first ``fraction`` of the messages.
 
-        Follows session-core §4.6: inside a new turn, ``compact/start``,
+        Follows docs/surface.md#compaction: inside a new turn, ``compact/start``,
         ``compact/summary``, a ``user/message`` replacing the region
         (provenance: start, summary, every shadowed node), ``compact/end``,
         then one ordinary step. The region ends at a turn boundary, so it is

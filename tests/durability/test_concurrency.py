@@ -1,7 +1,7 @@
 """Concurrent writers: four processes append to one session at once.
 
-design §4: "a save that conflicts (another writer appended) raises a clear
-concurrency error; nothing is merged silently"; session-core §0.10: a conflict marks
+docs/persistence.md#concurrency: "a save that conflicts (another writer appended) raises a clear
+concurrency error; nothing is merged silently"; docs/persistence.md#concurrency: a conflict marks
 the handle stale, the caller reloads and re-applies — ``Sessions.run_with_retry``.
 
 What the writers append. Every command leaves the stored log balanced, so no

@@ -2,7 +2,7 @@
 surface fold, is a typed error naming the session and the seq — and only that session
 is affected.
 
-persistence-query §1.5(c) and §1.9 (``CorruptSessionLog``), "How this maps onto
+docs/persistence.md#corruption and docs/errors.md (``CorruptSessionLogError``), "How this maps onto
 agentlog" items 3 and 7 (reads never write; invalid logs come from a raw writer).
 Every corrupt row here is written beside a healthy session in the same store, and
 each test ends by reading the healthy one every way there is.

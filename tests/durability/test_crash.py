@@ -1,7 +1,7 @@
 """Crash recovery: a writer killed with SIGKILL at random moments loses nothing it was
 told was durable, never leaves half a flush behind, and its open turn is repaired once.
 
-persistence-query §1.4 (flush is one transaction), §1.5 (crash recovery), design §4
+docs/persistence.md#flush (one transaction), docs/repair.md (crash recovery), docs/persistence.md#take-over
 ("taking over repairs"). A child process takes the session over and appends whole
 agent turns in batches of 1–16 events, flushing each batch; it reports ``flush END``
 before and ``ack END`` after each flush. The parent kills it after a random delay and
@@ -15,7 +15,7 @@ checks, before the next child starts:
   inside a flush, that flush's whole end — and a batch boundary of the workload;
 * the stored events are exactly the workload's (types, payloads, markers), with
   contiguous seqs;
-* the next take-over (``get_session``) appends the §6.3 closers of the open turn, and
+* the next take-over (``get_session``) appends the repair closers of the open turn, and
   a second take-over from a fresh application appends nothing.
 
 Kills, delays and the seed are tunable: ``AGENTLOG_CRASH_KILLS`` (default 50),

@@ -1,8 +1,8 @@
 """Load semantics: what taking a stored session over does, and what it refuses.
 
-persistence-query §1.3 (load), §1.5(a) (open turn -> interrupted), §1.8 (version and
+docs/persistence.md#take-over (load), docs/repair.md (open turn -> interrupted), docs/persistence.md#format-versions-and-legacy-shapes (version and
 legacy refusal), "How this maps onto agentlog" item 3 (take-over repairs, reads never
-write); session-core §6.3 (the closers) and design §4 ("a live session in this
+write); docs/repair.md (the closers) and docs/persistence.md#take-over ("a live session in this
 process is never repaired").
 
 The refusal of unknown core types is new here (``domain/known_types.py``): its unit

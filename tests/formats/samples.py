@@ -27,7 +27,7 @@ def text(value: str) -> list[dict[str, str]]:
 
 
 def turn1(start_time: int = 1000) -> list[dict[str, Any]]:
-    """The balanced 6-event log of persistence-query §5 (seqs 0-5)."""
+    """The balanced 6-event log of the persistence scenarios (seqs 0-5)."""
     user = {"kind": "user"}
     events: list[dict[str, Any]] = [
         {

@@ -1,4 +1,4 @@
-"""Our JSONL codec: the header line, the read rules, torn tails (persistence-query §5 D)."""
+"""Our JSONL codec: the header line, the read rules, torn tails (persistence scenarios D)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Zstandard logs: frames, checksums, torn final frames (persistence-query §5 E)."""
+"""Zstandard logs: frames, checksums, torn final frames (persistence scenarios E, docs/persistence.md#zstandard)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Invalid appends for a given valid session state, with the error they must raise.
 
 Each maker looks at a :class:`~tests.property.model.SessionModel` and returns one
-append that breaks exactly one rule of the session-core §0.1 pipeline — everything
+append that breaks exactly one rule of the docs/events.md#the-append-pipeline pipeline — everything
 checked before that rule passes — with the error class and, where the spec pins it,
 the exact message. Makers that do not apply to the state return ``None``.
 """
@@ -251,7 +251,7 @@ def bad_coverage(model: SessionModel, draw: Draw) -> Case | None:
 
 
 def bad_rewrite(model: SessionModel, draw: Draw) -> Case | None:
-    """§4.5 step 6: a tool/result replace only rewrites one result's content."""
+    """Strict-fold step 6: a tool/result replace only rewrites one result's content."""
     seqs = model.surface_seqs
     results = [s for s in seqs if model.types[s] == "tool/result"]
     others = [s for s in seqs if model.types[s] != "tool/result"]
@@ -305,7 +305,7 @@ def _violation(append: Append, detail: str) -> Case:
 
 
 def bad_invariant(model: SessionModel, draw: Draw) -> Case:
-    """An append that passes (a)–(c) and breaks one §6.1 step-5 rule."""
+    """An append that passes (a)–(c) and breaks one invariant step-5 rule."""
     turn, step, nxt = model.open_turn, model.open_step, model.next_turn
     shown = "null" if step is None else str(step)
     cases: list[Case] = []

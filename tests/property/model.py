@@ -286,7 +286,7 @@ class SessionModel:
         return draw(st.permutations([*also, *removed, *extra]))
 
     def compaction(self, draw: Draw) -> None:
-        """§4.6: compact/start, compact/summary, the checkpoint replace, compact/end."""
+        """Compaction: compact/start, compact/summary, the checkpoint replace, compact/end."""
         op, removed = self._replace(draw)
         turn = self.open_turn
         start = self.add(Append("compact/start", {"turn": turn}))

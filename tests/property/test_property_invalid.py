@@ -1,4 +1,4 @@
-"""Random invalid appends never change anything (session-core §0.1, design §8).
+"""Random invalid appends never change anything (docs/events.md#the-append-pipeline).
 
 A random valid prefix (tests/property/model.py), one append that breaks one rule
 (tests/property/invalid.py: bad JSON, markers, payloads, replace ranges, provenance,

@@ -1,9 +1,9 @@
-"""Random valid sessions round-trip through every backend (design §8).
+"""Random valid sessions round-trip through every backend .
 
 Each example appends a generated session (tests/property/model.py) through the
 default ``Sessions`` (invariants on), flushing in random batches, then reloads it with
 a second application: events, decision state and derived messages must be equal, and
-a fork at a random ``turn/end`` must derive its prefix's messages. session-core 60 and
+a fork at a random ``turn/end`` must derive its prefix's messages. Core scenarios 60 and
 61 (derivation is a pure, replayable function that ignores log-only noise) run here
 too, on the bare aggregate.
 """

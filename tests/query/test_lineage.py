@@ -1,4 +1,4 @@
-"""Lineage, pure (persistence-query §3.3 "Lineage"): scenarios 108–112 on headers."""
+"""Lineage, pure (docs/query.md#lineage-trace): scenarios 108–112 on headers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Query reads on every backend: persistence-query §5 H (scenarios 93–107)."""
+"""Query reads on every backend: persistence scenarios 93–107."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tracing on every backend: persistence-query §5 I (scenarios 108–116)."""
+"""Tracing on every backend: persistence scenarios 108–116."""
 
 from __future__ import annotations
 

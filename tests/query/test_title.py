@@ -1,4 +1,4 @@
-"""Titles, pure (persistence-query §2.2–2.4): normalisation, fallback, the fold."""
+"""Titles, pure (docs/titles.md): normalisation, fallback, the fold."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def title_event(seq: int, title: str, source: Any, time: int = 10) -> dict[str, 
     return {"type": "session/title", "seq": seq, "time": time, "data": data}
 
 
-# ----------------------------------------------------------- §2.3 examples
+# ------------------------------------------------- normalisation examples
 
 
 def test_normalize_strips_terminal_sequences_and_collapses_whitespace() -> None:

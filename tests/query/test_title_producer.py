@@ -1,4 +1,4 @@
-"""persistence-query §5 G: the fallback title producer and the out-of-band append,
+"""Persistence scenarios G (82–87): the fallback title producer and the out-of-band append,
 on every backend. (The model-backed provider, 91–92, is not part of this build.)
 """
 

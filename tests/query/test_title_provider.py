@@ -1,4 +1,4 @@
-"""persistence-query §5 G 88 (providers on forks), 91 (result checks) and 92 (the
+"""Persistence scenarios 88 (providers on forks), 91 (result checks) and 92 (the
 model request record), on every backend.
 """
 

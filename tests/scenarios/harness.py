@@ -1,6 +1,6 @@
 """Aggregate scenarios: given these events, when this command, then these events.
 
-The notation of session-core §8 is provided as builders (``TS(1)``, ``U("hi")``,
+The scenarios' notation is provided as builders (``TS(1)``, ``U("hi")``,
 ``Rep(0, 1, [0, 1])`` …). A builder is an ``Append``: the arguments of one
 ``Session.append`` call. ``Scenario`` runs them against a bare aggregate and checks
 the new events — or the exact error and that nothing was recorded.

@@ -1,6 +1,6 @@
-"""session-core §8 A (append, seq, JSON) and B (surface intent), on the aggregate.
+"""Core scenarios A (append, seq, JSON) and B (surface intent), on the aggregate.
 
-Where session-core §0 makes us stricter than the seed (scenarios 21, 22, 23, 26), the
+Where docs/events.md#the-append-pipeline makes us stricter than the seed (scenarios 21, 22, 23, 26), the
 test checks our rule and says so.
 """
 
@@ -220,7 +220,7 @@ def test_core_020_the_json_rule_is_checked_before_the_marker() -> None:
 
 
 def test_core_021_future_provenance_is_rejected_at_append() -> None:
-    # session-core §0.1(c): stricter than the seed, which recorded [3, 5, 7] verbatim.
+    # docs/events.md#the-append-pipeline: stricter than the seed, which recorded [3, 5, 7] verbatim.
     Scenario().when(A("x").with_intent("append", [3, 5, 7])).then_error(
         SurfaceError,
         "sourceEventSeqs must reference earlier events: 3 >= current seq 0",
@@ -269,7 +269,7 @@ def test_core_025_malformed_surface_ops_are_rejected() -> None:
 
 
 def test_core_026_empty_provenance_only_on_assistant_messages() -> None:
-    # session-core §0.1: [] stays valid on assistant/message; [0,0] and self
+    # docs/events.md#the-append-pipeline: [] stays valid on assistant/message; [0,0] and self
     # references are rejected (the seed accepted all three).
     Scenario().when(A("x").with_intent("append", [])).then(
         {

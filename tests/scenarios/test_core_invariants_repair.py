@@ -1,4 +1,4 @@
-"""session-core §8 J (invariants, 126–139 and 146) and H 113, through ``Sessions``.
+"""Core scenarios J (invariants, 126–139 and 146) and H 113, through ``Sessions``.
 
 Everything runs through the default ``Sessions`` (``I``: invariants on) on every
 backend; messages carry the ``invariant violated: `` prefix, and a rejected append
@@ -234,7 +234,7 @@ def test_core_136_history_meets_the_checker_when_asked(make_app: MakeApp) -> Non
         app.create_session(session_id="bad", seed=bad, strict=True)
     assert app.live_session("bad") is None
     assert not app.is_stored("bad")
-    # §0.2: without strict, history passes (a)–(c) only; later appends are checked
+    # docs/invariants.md#when-they-run: without strict, history passes (a)–(c) only; later appends are checked
     # against the state folded from it (turn 2 is open there).
     lenient = app.create_session(session_id="bad", seed=bad)
     rejects(app, lenient, TS(3), violated("turn/start 3 while turn 2 is still open"))
@@ -247,7 +247,7 @@ def test_core_136_history_meets_the_checker_when_asked(make_app: MakeApp) -> Non
 
 
 def test_core_000_1_core_texts_win_over_invariant_texts(make_app: MakeApp) -> None:
-    # §0.1: checks (a)–(c) run before (d); this append breaks a surface rule and
+    # docs/events.md#the-append-pipeline: checks (a)–(c) run before (d); this append breaks a surface rule and
     # the turn-enclosure rule, and the surface text wins.
     app = make_app()
     handle = app.create_session()

@@ -1,7 +1,7 @@
-"""session-core §8 D through ``Sessions.messages`` on every backend (``st``).
+"""Core scenarios D (derived messages) through ``Sessions.messages`` on every backend (``st``).
 
 The application derives messages incrementally and reads only surface events
-(session-core §0.4); it must equal a fold from scratch, live and after a reload by a
+(docs/surface.md#derived-messages); it must equal a fold from scratch, live and after a reload by a
 second application, and hand out fresh copies every call.
 """
 
@@ -66,7 +66,7 @@ def test_core_056_on_every_backend(make_app: MakeApp) -> None:
 
 
 def test_core_058_059_on_every_backend(make_app: MakeApp) -> None:
-    # 59: the incremental cache (§0.4) still hands out fresh, equal copies.
+    # 59: the incremental cache still hands out fresh, equal copies.
     app = make_app(invariants=False)
     handle = app.create_session(session_id="m")
     for append in STEP_46:

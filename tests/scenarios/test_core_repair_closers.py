@@ -1,4 +1,4 @@
-"""session-core §8 H (crash repair closers, 102–112 and 114) on the bare aggregate.
+"""Core scenarios H (crash repair closers, 102–112 and 114) on the bare aggregate.
 
 ``Session.closers()`` is kept incrementally (a live session knows its closers without
 rescanning); each scenario also checks it equals the pure scan

@@ -1,4 +1,4 @@
-"""session-core §8 E (seeds), F (header and store) and G (fork).
+"""Core scenarios E (seeds), F (header and store) and G (fork).
 
 E runs on the bare aggregate; F and G run on the ``Sessions`` application on every
 backend (``st`` = ``Sessions(invariants=False)``, ``I`` = the default).
@@ -138,7 +138,7 @@ def test_core_071_an_empty_seed_records_nothing() -> None:
 
 
 def test_core_072_an_invalid_replace_in_a_seed_is_rejected_at_seeding() -> None:
-    # session-core §0.1: the seed accepted it and failed on the first read.
+    # docs/events.md#the-append-pipeline: the seed accepted it and failed on the first read.
     with raises_exactly(
         SurfaceError, "surface replace: start seq 5 not found in surface"
     ):
@@ -157,7 +157,7 @@ def test_core_073_seeded_events_keep_their_time_and_are_not_published(
 
 
 def test_core_074_a_marker_on_a_log_only_seed_event_is_rejected() -> None:
-    # session-core §0.1: rejected at seeding with the §3.2 step-3 text.
+    # docs/events.md#the-append-pipeline: rejected at seeding with the marker text.
     with raises_exactly(
         SurfaceIntentError,
         'session event "todo/write" is not surface-eligible and cannot carry surfaceOp',
@@ -177,7 +177,7 @@ def test_core_075_a_bare_session_synthesises_a_minimal_header() -> None:
 
 
 def test_core_076_generated_ids_are_distinct_uuid4_strings(make_app: MakeApp) -> None:
-    # session-core §0.3: UUID4 strings, not session-<n>.
+    # docs/events.md#ids: UUID4 strings, not session-<n>.
     app = make_app(invariants=False)
     first, second = app.create_session(), app.create_session()
     assert first.id != second.id
@@ -504,7 +504,7 @@ def test_core_101_with_invariants_a_fork_replays_through_the_checker(
 
 
 def test_core_136_a_strict_seed_runs_the_checker(make_app: MakeApp) -> None:
-    # session-core §0.2: history meets the invariants only when the caller asks.
+    # docs/invariants.md#when-they-run: history meets the invariants only when the caller asks.
     app = make_app()
     with raises_exactly(
         InvariantError, "invariant violated: turn/start 2 while turn 1 is still open"

@@ -1,8 +1,8 @@
-"""session-core §8 C (surface linked list, 27–45) and D (derived messages, 46–59).
+"""Core scenarios C (surface linked list, 27–45) and D (derived messages, 46–59).
 
 Both run on the bare aggregate (``S``, invariants off): nodes come from
 ``session.surface.nodes`` and messages from :func:`agentlog.domain.messages.derive_messages`
-over the recorded events. Where session-core §0.1 makes us stricter than the seed
+over the recorded events. Where docs/events.md#the-append-pipeline makes us stricter than the seed
 (36–41, 43: a bad replace is rejected at append instead of poisoning later reads),
 the test checks our rule and says so. D through ``Sessions.messages`` on every
 backend: test_core_messages_backends.py; 60 and 61 are properties:
@@ -137,8 +137,8 @@ def test_core_035_positions_not_seq_values_order_a_range() -> None:
     assert scenario.session.surface.nodes == [SurfaceNode(3, None, None)]
 
 
-# 36–41, 43: session-core §0.1(c) rejects the bad replace at append with the §4.2 /
-# §4.5 text and records nothing; the seed accepted it and failed on the next read.
+# 36–41, 43: docs/events.md#the-append-pipeline rejects the bad replace at append with the
+# fold's text and records nothing; the seed accepted it and failed on the next read.
 
 
 def test_core_036_an_unknown_start_is_rejected_at_append() -> None:

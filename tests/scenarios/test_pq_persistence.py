@@ -1,4 +1,4 @@
-"""persistence-query §5 A (public contract), B (crash recovery) and F 79–81, mapped
+"""Persistence scenarios A (public contract), B (crash recovery) and F 79–81, mapped
 onto the recorders as its "How this maps onto agentlog" section says, on every backend.
 """
 

@@ -1,8 +1,8 @@
-"""Turn/step/tool-call invariants: session-core §8 J (126–146).
+"""Turn/step/tool-call invariants: core scenarios 126–146.
 
-Per §0.1 scenarios 140–144 are unit tests of the checker fed directly (through
+Per docs/invariants.md scenarios 140–144 are unit tests of the checker fed directly (through
 ``append`` the core texts win); here every log goes to ``InvariantChecker`` (the full
-§6.1 steps 1–6) and the step-5 rules also to ``TurnInvariants`` alone.
+steps 1–6) and the step-5 rules also to ``TurnInvariants`` alone.
 """
 
 from __future__ import annotations

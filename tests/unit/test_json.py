@@ -1,4 +1,4 @@
-"""Lossless JSON (session-core §3.3, scenarios 3–10) and the exact codec, per function."""
+"""Lossless JSON (docs/events.md#lossless-json, scenarios 3–10) and the exact codec, per function."""
 
 from __future__ import annotations
 

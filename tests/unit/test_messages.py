@@ -1,4 +1,4 @@
-"""Derived messages: session-core §8 D (46–61) and the incremental cache (§0.4)."""
+"""Derived messages: core scenarios 46–61 and the incremental cache (docs/surface.md#derived-messages)."""
 
 from __future__ import annotations
 

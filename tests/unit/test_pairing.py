@@ -1,4 +1,4 @@
-"""Tool-pairing balance of surface cuts: session-core §8 I (115–125)."""
+"""Tool-pairing balance of surface cuts: core scenarios 115–125."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Crash repair closers: session-core §8 H (102–114)."""
+"""Crash repair closers: core scenarios 102–114."""
 
 from __future__ import annotations
 

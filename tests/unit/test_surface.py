@@ -1,8 +1,8 @@
-"""The surface at the fold level: session-core §8 C (27–45) and K (147–150).
+"""The surface at the fold level: core scenarios 27–45 and K (147–150).
 
-Per §0.1 the surface rules are checked eagerly: scenarios 21, 22, 23, 26, 36–41 and
-43 are rejections by ``Surface.check`` with the §4.2/§4.5 texts instead of the seed's
-accept-then-poison. Those tests say "(§0)" and test our rule, not the seed's.
+Per docs/events.md#the-append-pipeline the surface rules are checked eagerly: scenarios 21, 22, 23, 26, 36–41 and
+43 are rejections by ``Surface.check`` with the fold's texts instead of the seed's
+accept-then-poison. Those tests say "(ours)" and test our rule, not the seed's.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def links(surface: Surface) -> list[tuple[int, int | None, int | None]]:
     return [(node.seq, node.prev, node.next) for node in surface.nodes]
 
 
-# ------------------------------------------------------------------ B (§0 rewrites)
+# ------------------------------------------------------------------ B (our rewrites)
 
 
 def test_core_017_018_019_surface_type_requires_marker() -> None:
@@ -198,7 +198,7 @@ def test_core_025_intent_shape(surface_op: Any, sources: Any, message: str) -> N
 
 
 def test_core_021_future_provenance_is_rejected() -> None:
-    # §0: the seed recorded [3,5,7] at seq 0 verbatim; our rule rejects it.
+    # Ours: the seed recorded [3,5,7] at seq 0 verbatim; our rule rejects it.
     rejects(
         Surface(),
         event(0, A(src=[3, 5, 7])),
@@ -207,7 +207,7 @@ def test_core_021_future_provenance_is_rejected() -> None:
 
 
 def test_core_022_future_provenance_is_rejected() -> None:
-    # §0: [10, 20] on the first event cites the future; nothing is recorded.
+    # Ours: [10, 20] on the first event cites the future; nothing is recorded.
     rejects(
         Surface(),
         event(0, U(src=[10, 20])),
@@ -218,7 +218,7 @@ def test_core_022_future_provenance_is_rejected() -> None:
 
 
 def test_core_023_replace_on_empty_surface_is_rejected() -> None:
-    # §0: the seed recorded {op:replace,start:0,end:0} on an empty log.
+    # Ours: the seed recorded {op:replace,start:0,end:0} on an empty log.
     rejects(
         Surface(),
         event(0, U(op=replace(0, 0), src=[0])),
@@ -227,7 +227,7 @@ def test_core_023_replace_on_empty_surface_is_rejected() -> None:
 
 
 def test_core_026_provenance_values() -> None:
-    # §0: [] stays valid on assistant/message only; duplicates and self refs fail.
+    # Ours: [] stays valid on assistant/message only; duplicates and self refs fail.
     surface = folded(log(U("a")))
     surface.check(event(1, A(src=[])))
     rejects(
@@ -312,7 +312,7 @@ def test_core_035_positions_not_seq_values_order_a_range() -> None:
 
 
 def test_core_036_start_not_on_surface_is_rejected() -> None:
-    # §0: rejected by check (seed: accepted, then every read raised).
+    # Ours: rejected by check (seed: accepted, then every read raised).
     rejects(
         folded(log(U("a"))),
         event(1, Rep(5, 0, [5, 0])),
@@ -354,7 +354,7 @@ def test_core_040_log_only_seq_is_not_found() -> None:
 
 
 def test_core_041_a_rejection_does_not_poison_the_surface() -> None:
-    # §0: nothing bad is recorded, so later events fold normally.
+    # Ours: nothing bad is recorded, so later events fold normally.
     surface = folded(log(U("a")))
     rejects(
         surface,
@@ -376,7 +376,7 @@ def test_core_042_refold_and_snapshot_give_the_same_surface() -> None:
 
 
 def test_core_043_replace_without_provenance_is_rejected() -> None:
-    # §0: the seed accepted it (nodes [3]); coverage is checked at append.
+    # Ours: the seed accepted it (nodes [3]); coverage is checked at append.
     compact = {"kind": "plugin", "plugin": "compact"}
     item: Item = (
         "user/message",

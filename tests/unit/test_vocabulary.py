@@ -921,7 +921,7 @@ def test_core_types_cannot_be_re_registered() -> None:
 
 
 # --------------------------------------------------------------------------------------
-# Legacy shapes (persistence-query §1.8)
+# Legacy shapes (docs/persistence.md#format-versions-and-legacy-shapes)
 
 
 def test_a_request_header_delta_is_refused() -> None:

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 # Importing the command modules registers their commands, in this order, in --help.
-from agentlog.infrastructure.cli import demo, reads, writes
+from agentlog.infrastructure.cli import reads, writes
+from agentlog.infrastructure.cli.demo import command as demo
 from agentlog.infrastructure.cli.program import cli, main
 
 __all__ = ["cli", "demo", "main", "reads", "writes"]

@@ -14,7 +14,6 @@ from typing import Annotated
 import typer
 
 from agentlog.application.query import SessionQuery
-from agentlog.infrastructure.cli import render
 from agentlog.infrastructure.cli.program import (
     JsonFlag,
     Seq,
@@ -25,6 +24,16 @@ from agentlog.infrastructure.cli.program import (
     opened,
     out,
     say,
+)
+from agentlog.infrastructure.cli.render import (
+    event_trace_view,
+    events_table,
+    header_view,
+    lineage_view,
+    messages_view,
+    replacement_notes,
+    summaries_table,
+    window_view,
 )
 
 READ = "Read"
@@ -51,7 +60,7 @@ def list_command(
     if not page.items:
         out.print("no sessions yet; try: agentlog demo")
         return
-    out.print(render.summaries_table(page.items, "Sessions"))
+    out.print(summaries_table(page.items, "Sessions"))
     if page.next_cursor:
         say(out, f"more: agentlog ls --cursor {page.next_cursor}", style="dim")
 
@@ -75,11 +84,9 @@ def show(ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False) -
         )
         return
     classes = {record.seq: record.surface for record in records}
-    notes = render.replacement_notes(events)
-    out.print(render.header_view(header, title))
-    out.print(
-        render.events_table(f"{len(events)} events", events, classes, notes=notes)
-    )
+    notes = replacement_notes(events)
+    out.print(header_view(header, title))
+    out.print(events_table(f"{len(events)} events", events, classes, notes=notes))
 
 
 @cli.command(rich_help_panel=READ)
@@ -97,7 +104,7 @@ def messages(
     if as_json:
         emit_json(derived)
     else:
-        out.print(render.messages_view(derived))
+        out.print(messages_view(derived))
 
 
 @cli.command(rich_help_panel=READ)
@@ -113,7 +120,7 @@ def surface(
     through = snapshot.captured_through_seq
     title = f"surface of {session_id} · {len(snapshot.events)} events"
     title += f" · captured through seq {through}" if through is not None else ""
-    out.print(render.events_table(title, snapshot.events))
+    out.print(events_table(title, snapshot.events))
 
 
 @cli.command(rich_help_panel=READ)
@@ -131,7 +138,7 @@ def event(
     if as_json:
         emit_json(window.to_json())
     else:
-        out.print(render.window_view(window))
+        out.print(window_view(window))
 
 
 @cli.command(rich_help_panel=READ)
@@ -142,7 +149,7 @@ def trace(ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False) 
     if as_json:
         emit_json(lineage.to_json())
     else:
-        out.print(render.lineage_view(lineage))
+        out.print(lineage_view(lineage))
 
 
 @cli.command("trace-event", rich_help_panel=READ)
@@ -155,4 +162,4 @@ def trace_event(
     if as_json:
         emit_json(traced.to_json())
     else:
-        out.print(render.event_trace_view(traced))
+        out.print(event_trace_view(traced))

@@ -14,7 +14,6 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from agentlog.domain.errors import AgentlogError
-from agentlog.infrastructure.cli import render
 from agentlog.infrastructure.cli.program import (
     EXIT_ERROR,
     JsonFlag,
@@ -25,6 +24,9 @@ from agentlog.infrastructure.cli.program import (
     opened,
     out,
     say,
+)
+from agentlog.infrastructure.cli.render import (
+    events_table,
 )
 from agentlog.infrastructure.formats.jsonl import export_session, import_log
 
@@ -170,4 +172,4 @@ def repair(
     elif not closers:
         say(out, f"{session_id}: nothing to repair (no open turn)")
     else:
-        out.print(render.events_table(f"repaired {session_id}: appended", closers))
+        out.print(events_table(f"repaired {session_id}: appended", closers))

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from agentlog.infrastructure.scripted_agent import COMPACT_PREAMBLE
+from agentlog.infrastructure.cli.demo.agent import COMPACT_PREAMBLE
 from tests.cli.conftest import run_cli
 
 if TYPE_CHECKING:

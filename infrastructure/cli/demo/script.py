@@ -17,7 +17,7 @@ from eventsourcing.persistence import ApplicationRecorder, EventStore
 
 from agentlog.application.query import SessionQuery
 from agentlog.application.sessions import Sessions
-from agentlog.infrastructure.scripted_agent import COMPACT_PREAMBLE, ScriptedAgent
+from agentlog.infrastructure.cli.demo.agent import COMPACT_PREAMBLE, ScriptedAgent
 from agentlog.infrastructure.store import (
     open_sessions,
     parse_store_url,

@@ -1,9 +1,8 @@
 """The ``demo`` command: run the scripted session, then show what was stored.
 
-The script itself is :mod:`agentlog.infrastructure.demo` (it uses only the Python API);
-this
-module prints its story and then four reads of the result — the derived messages,
-the surface with its marks, the listing and the lineage tree.
+The script itself is :mod:`~agentlog.infrastructure.cli.demo.script` (it uses only
+the Python API); this module prints its story and then four reads of the result —
+the derived messages, the surface with its marks, the listing and the lineage tree.
 """
 
 from __future__ import annotations
@@ -14,19 +13,25 @@ from typing import TYPE_CHECKING
 import typer  # noqa: TC002 - typer reads the annotations at runtime
 from rich.text import Text
 
-from agentlog.infrastructure.cli import render
 from agentlog.infrastructure.cli.program import cli, out, reported, say, state_of
+from agentlog.infrastructure.cli.render import (
+    events_table,
+    lineage_view,
+    messages_view,
+    replacement_notes,
+    summaries_table,
+)
 from agentlog.infrastructure.store import DEFAULT_STORE_URL, parse_store_url
 
 if TYPE_CHECKING:
+    from agentlog.infrastructure.cli.demo.script import DemoResult
     from agentlog.infrastructure.cli.program import CliState
-    from agentlog.infrastructure.demo import DemoResult
 
 
 @cli.command(rich_help_panel="Start here")
 def demo(ctx: typer.Context) -> None:
     """Run a scripted agent session end to end, then show what was stored."""
-    from agentlog.infrastructure.demo import run_demo
+    from agentlog.infrastructure.cli.demo.script import run_demo
 
     state = state_of(ctx)
     display = parse_store_url(state.store_url).display
@@ -48,15 +53,15 @@ def _show_demo(result: DemoResult, state: CliState) -> None:
     session_id, fork_id = result.session_id, result.fork_id
     out.print()
     out.print(f"Derived message history of {session_id}", style="bold underline")
-    out.print(render.messages_view(app.messages(session_id)))
+    out.print(messages_view(app.messages(session_id)))
     out.print()
     events = app.read_events(session_id)
     classes = {r.seq: r.surface for r in query.list_events(session_id)}
-    notes = render.replacement_notes(events)
+    notes = replacement_notes(events)
     surface_events = [e for e in events if "surfaceOp" in e]
     log_only = len(events) - len(surface_events)
     out.print(
-        render.events_table(
+        events_table(
             f"Surface of {session_id}: {len(surface_events)} message events, "
             f"current and shadowed ({log_only} log-only events not shown)",
             surface_events,
@@ -68,9 +73,9 @@ def _show_demo(result: DemoResult, state: CliState) -> None:
     # Only this run's sessions, parent first, so repeated runs print the same.
     mine = [row for row in page.items if row.id in {session_id, fork_id}]
     mine.sort(key=lambda row: row.id != session_id)
-    out.print(render.summaries_table(mine, "Listing (this demo's sessions)"))
+    out.print(summaries_table(mine, "Listing (this demo's sessions)"))
     out.print("Lineage", style="bold underline")
-    out.print(render.lineage_view(query.trace_session(session_id)))
+    out.print(lineage_view(query.trace_session(session_id)))
     out.print()
     config = parse_store_url(state.store_url)
     if config.env["PERSISTENCE_MODULE"] == "eventsourcing.popo":

@@ -4,8 +4,13 @@
 from __future__ import annotations
 
 # Importing the command modules registers their commands, in this order, in --help.
-from agentlog.infrastructure.cli import reads, writes
 from agentlog.infrastructure.cli.demo import command as demo
+
+# isort: split
+from agentlog.infrastructure.cli import reads, writes
+
+# isort: split
+from agentlog.infrastructure.cli import schema
 from agentlog.infrastructure.cli.program import cli, main
 
-__all__ = ["cli", "demo", "main", "reads", "writes"]
+__all__ = ["cli", "demo", "main", "reads", "schema", "writes"]

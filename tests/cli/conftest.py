@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+CONSOLE_SCRIPT = Path(sys.executable).with_name("agentlog")
+"""The installed ``agentlog`` beside this interpreter (a venv's ``bin``)."""
 CLI_BACKENDS = ["sqlite", "postgres"]
 TIMEOUT = 180
 
@@ -65,8 +67,9 @@ def run_cli(
     env: dict[str, str] | None = None,
     program: list[str] | None = None,
 ) -> Result:
-    """Run the command line in a new process (``python -m agentlog.infrastructure.cli``)."""
-    command = program or [sys.executable, "-m", "agentlog.infrastructure.cli"]
+    """Run the command line in a new process: the installed console script, as a
+    user runs it (``python -m agentlog.infrastructure.cli`` where none is installed)."""
+    command = program or agentlog_program()
     process = subprocess.run(
         [*command, *args],
         cwd=cwd,
@@ -82,6 +85,12 @@ def run_cli(
         stderr=process.stderr.decode("utf-8", "replace"),
         raw_stdout=process.stdout,
     )
+
+
+def agentlog_program() -> list[str]:
+    if CONSOLE_SCRIPT.exists():
+        return [str(CONSOLE_SCRIPT)]
+    return [sys.executable, "-m", "agentlog.infrastructure.cli"]
 
 
 @dataclass

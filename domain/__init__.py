@@ -23,7 +23,7 @@ from agentlog.domain.errors import (
 )
 from agentlog.domain.events import EVENT_CLASSES, LogOnly, SessionEvent
 from agentlog.domain.fork import resolve_fork_boundary
-from agentlog.domain.invariants import InvariantChecker, TurnInvariants
+from agentlog.domain.invariants import TurnInvariants
 from agentlog.domain.json import (
     Envelope,
     Json,
@@ -33,7 +33,7 @@ from agentlog.domain.json import (
     loads,
     snapshot_json,
 )
-from agentlog.domain.messages import MessageCache, derive_message, derive_messages
+from agentlog.domain.messages import derive_message, derive_messages
 from agentlog.domain.pairing import is_tool_pairing_balanced
 from agentlog.domain.repair import RepairTracker, interrupted_turn_closers
 from agentlog.domain.session import (
@@ -86,12 +86,10 @@ __all__ = [
     "AgentlogError",
     "CorruptSessionLogError",
     "Envelope",
-    "InvariantChecker",
     "InvariantError",
     "Json",
     "LogOnly",
     "Message",
-    "MessageCache",
     "NonJsonDataError",
     "PayloadError",
     "PersistenceError",

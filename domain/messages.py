@@ -2,8 +2,7 @@
 
 See docs/surface.md#derived-messages.
 
-Derivation is a pure function of the log. :class:`MessageCache` keeps it current
-incrementally and still hands out fresh copies equal to a fold from scratch.
+Derivation is a pure function of the log; every call returns fresh copies.
 """
 
 from __future__ import annotations
@@ -11,12 +10,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
-from agentlog.domain.json import Envelope, Json, copy_json
+from agentlog.domain.json import Envelope, Json
 from agentlog.domain.json import copy_json as _copy_json
-from agentlog.domain.surface import Surface, fold_step, fold_surface
+from agentlog.domain.surface import fold_surface
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Sequence
 
 DerivedMessage: TypeAlias = dict[str, Any]
 
@@ -81,53 +80,3 @@ def derive_messages(events: Sequence[Envelope]) -> list[DerivedMessage]:
         if message is not None:
             messages.append(message)
     return messages
-
-
-def _copy_message(message: DerivedMessage) -> DerivedMessage:
-    return {"role": message["role"], "content": copy_json(message["content"])}
-
-
-class MessageCache:
-    """Derived messages kept current as events arrive.
-
-    Holds the surface and one derived message per current node, so extending by k
-    events costs O(k) (plus O(n) per replace) instead of a refold. Events pass the
-    same strict fold as :func:`derive_messages`; a failing event raises and leaves
-    the cache at the event before it.
-    """
-
-    __slots__ = ("_by_seq", "_next_seq", "_surface")
-
-    def __init__(self) -> None:
-        self._surface = Surface()
-        self._by_seq: dict[int, DerivedMessage] = {}
-        self._next_seq = 0
-
-    @property
-    def seq(self) -> int:
-        """The seq the next event must carry (the number of events folded)."""
-        return self._next_seq
-
-    @property
-    def generation(self) -> int:
-        """Replaces folded so far; with :attr:`seq` it identifies the cache state."""
-        return self._surface.generation
-
-    def extend(self, events: Iterable[Envelope]) -> None:
-        """Fold the events that follow the ones already seen."""
-        for event in events:
-            for gone in fold_step(self._surface, event, self._next_seq):
-                self._by_seq.pop(gone, None)
-            seq = self._next_seq
-            self._next_seq += 1
-            if seq in self._surface:
-                message = derive_message(event)
-                if message is not None:
-                    self._by_seq[seq] = message
-
-    update = extend
-
-    def messages(self) -> list[DerivedMessage]:
-        """Fresh copies of the current messages, equal to :func:`derive_messages`."""
-        by_seq = self._by_seq
-        return [_copy_message(by_seq[seq]) for seq in self._surface if seq in by_seq]

@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentlog.application import Sessions
-from agentlog.domain.invariants import InvariantChecker
 from agentlog.domain.messages import derive_messages
 from agentlog.domain.repair import interrupted_turn_closers
 from agentlog.domain.surface import fold_surface
@@ -47,6 +46,7 @@ from tests.durability.workers import (
     crash_writer,
     read_report,
 )
+from tests.invariant_checker import InvariantChecker
 
 if TYPE_CHECKING:
     from multiprocessing.context import ForkServerProcess

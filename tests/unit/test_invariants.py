@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from agentlog.domain.errors import InvariantError
-from agentlog.domain.invariants import InvariantChecker, TurnInvariants
+from agentlog.domain.invariants import TurnInvariants
 from agentlog.domain.repair import interrupted_turn_closers
+from tests.invariant_checker import InvariantChecker
 
 if TYPE_CHECKING:
     from agentlog.domain.json import Envelope

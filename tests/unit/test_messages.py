@@ -1,4 +1,4 @@
-"""Derived messages: core scenarios 46–61 and the incremental cache (docs/surface.md#derived-messages)."""
+"""Derived messages: core scenarios 46–61 (docs/surface.md#derived-messages)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,10 @@ import copy
 import math
 from typing import TYPE_CHECKING, Any
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentlog.domain.errors import SurfaceError
-from agentlog.domain.messages import MessageCache, derive_message, derive_messages
+from agentlog.domain.messages import derive_message, derive_messages
 
 if TYPE_CHECKING:
     from agentlog.domain.json import Envelope
@@ -108,13 +106,8 @@ def log(*items: Item) -> list[Envelope]:
 
 
 def derive(*items: Item) -> list[dict[str, Any]]:
-    """Derive both ways (from scratch and through the cache) and require equality."""
-    events = log(*items)
-    messages = derive_messages(events)
-    cache = MessageCache()
-    cache.extend(events)
-    assert cache.messages() == messages
-    return messages
+    """Derive the messages of the log the items describe."""
+    return derive_messages(log(*items))
 
 
 def test_core_046_roles_and_tool_result_block() -> None:
@@ -216,9 +209,7 @@ def test_core_057_checkpoint_is_a_plain_user_message() -> None:
 def test_core_058_returned_messages_are_detached() -> None:
     events = log(U("hi"), A(text("a")), R("c1"))
     pristine = copy.deepcopy(events)
-    cache = MessageCache()
-    cache.extend(events)
-    for messages in (derive_messages(events), cache.messages()):
+    for messages in (derive_messages(events), derive_messages(events)):
         messages[0]["content"][0]["text"] = "edited"
         messages[1]["content"].append(text("more"))
         messages[2]["content"][0]["content"].append(text("pushed"))
@@ -239,43 +230,23 @@ def test_core_058_returned_messages_are_detached() -> None:
             ],
         },
     ]
-    assert derive_messages(events) == cache.messages() == expected
+    assert derive_messages(events) == expected
 
 
 def test_core_059_calls_return_equal_but_distinct_objects() -> None:
     events = log(U("hi"), A(text("a")))
-    cache = MessageCache()
-    cache.extend(events)
-    for derive_once in (lambda: derive_messages(events), cache.messages):
-        first, second = derive_once(), derive_once()
-        assert first == second
-        assert first is not second
-        assert all(a is not b for a, b in zip(first, second, strict=True))
-        assert all(
-            a["content"] is not b["content"] for a, b in zip(first, second, strict=True)
-        )
+    first, second = derive_messages(events), derive_messages(events)
+    assert first == second
+    assert first is not second
+    assert all(a is not b for a, b in zip(first, second, strict=True))
+    assert all(
+        a["content"] is not b["content"] for a, b in zip(first, second, strict=True)
+    )
 
 
 def test_derive_message_of_a_log_only_event_is_none() -> None:
     (turn_start,) = log(TS())
     assert derive_message(turn_start) is None
-
-
-def test_cache_rejects_what_the_fold_rejects_and_keeps_its_state() -> None:
-    events = log(U("a"), U("b"))
-    cache = MessageCache()
-    cache.extend(events)
-    bad = log(U(), U(), Rep(0, 5, [0], "x"))[2]
-    with pytest.raises(SurfaceError, match="end seq 5 not found in surface") as caught:
-        cache.extend([bad])
-    with pytest.raises(SurfaceError) as again:
-        derive_messages([*events, bad])
-    assert str(again.value) == str(caught.value)
-    assert (cache.seq, cache.generation) == (2, 0)
-    good = log(U(), U(), Rep(0, 1, [0, 1], "x"))[2]
-    cache.extend([good])
-    assert (cache.seq, cache.generation) == (3, 1)
-    assert cache.messages() == derive_messages([*events, good])
 
 
 # ------------------------------------------------------------------ properties
@@ -347,22 +318,6 @@ def materialise(ops: list[Op], noise: dict[int, Item] | None = None) -> list[Env
         if noise and k in noise:
             items.append(noise[k])
     return log(*items)
-
-
-@settings(max_examples=200, deadline=None)
-@given(ops_strategy, st.data())
-def test_cache_in_random_chunks_equals_a_fresh_fold(
-    ops: list[Op], data: st.DataObject
-) -> None:
-    events = materialise(ops)
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(events)), max_size=6)))
-    cache = MessageCache()
-    start = 0
-    for cut in [*cuts, len(events)]:
-        cache.extend(events[start:cut])
-        start = max(start, cut)
-        assert cache.seq == start
-        assert cache.messages() == derive_messages(events[:start])
 
 
 @settings(max_examples=150, deadline=None)

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentlog.domain.invariants import InvariantChecker
 from agentlog.domain.repair import RepairTracker, interrupted_turn_closers
 from agentlog.domain.surface import fold_surface
+from tests.invariant_checker import InvariantChecker
 
 if TYPE_CHECKING:
     from agentlog.domain.json import Envelope

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentlog.domain.errors import StaleSessionError
+from agentlog.domain.errors import SessionClosedError, StaleSessionError
 from agentlog.domain.events import SessionEvent
 from agentlog.domain.json import copy_json, loads
 
@@ -19,15 +19,24 @@ class SessionHandle:
     """A live session: appends are recorded in memory and saved by ``flush``.
 
     A handle is what an agent loop holds while it works. It never does I/O on
-    append. After a concurrency conflict it is *stale*: reload it with
-    :meth:`Sessions.get_session` and re-apply the command.
+    append, and it is not thread-safe: one thread (or task) uses it at a time,
+    which :meth:`Sessions.command` guarantees. After a concurrency conflict it is
+    *stale*: reload it and re-apply the command. Once closed (by ``close``,
+    ``discard`` or eviction of an idle flushed handle) it refuses appends.
     """
 
     def __init__(self, app: Sessions, aggregate: Session) -> None:
         self._app = app
         self._aggregate = aggregate
         self.stale = False
-        self.detached = False
+        self.closed = False
+        self.uncertain = False
+        """A flush lost its connection: the next one checks what was committed."""
+
+    @property
+    def detached(self) -> bool:
+        """Closed: no longer the store's live instance (publishes nothing)."""
+        return self.closed
 
     @property
     def id(self) -> str:
@@ -57,6 +66,17 @@ class SessionHandle:
         return self._app.read_events(self.id)
 
     @property
+    def unflushed(self) -> int:
+        """How many appended events are not stored yet (cheap: no copies)."""
+        return sum(
+            isinstance(event, SessionEvent) for event in self._aggregate.pending_events
+        )
+
+    def replace_aggregate(self, aggregate: Session) -> None:
+        """Swap in a rebuilt aggregate (after a failed command is rolled back)."""
+        self._aggregate = aggregate
+
+    @property
     def pending(self) -> list[Envelope]:
         """Copies of the events appended since the last flush."""
         return [
@@ -73,13 +93,14 @@ class SessionHandle:
         source_event_seqs: Any = None,
     ) -> Envelope:
         """Validate and record one event in memory; observers see it at once."""
+        if self.closed:
+            raise SessionClosedError(self.id)
         if self.stale:
             raise StaleSessionError(self.id)
         envelope = self._aggregate.append(
             event_type, data, surface_op=surface_op, source_event_seqs=source_event_seqs
         )
-        if not self.detached:
-            self._app.publish_event(self, envelope)
+        self._app.publish_event(self, envelope)
         return envelope
 
     def messages(self) -> list[dict[str, Any]]:

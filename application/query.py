@@ -406,7 +406,10 @@ class SessionQuery:
     def _summaries_from_views(
         self, reader: StoreReader, count: int, after: tuple[Number, str] | None
     ) -> list[SessionSummary]:
-        live = {handle.id: handle for handle in self.app.live_sessions()}
+        # Only handles with unflushed events differ from their stored row; a
+        # flushed live handle is its row, flagged live. So the cost follows the
+        # page and the unflushed handles, never the number of live handles.
+        live = {handle.id: handle for handle in self.app.unflushed_sessions()}
         try:
             reader.catch_up()
             stored = reader.page(limit=count + len(live) + 1, after=after)
@@ -414,7 +417,7 @@ class SessionQuery:
         except Exception as error:
             raise listing_failed(error) from error
         rows = [
-            summary_row(row, live=False, persisted=True)
+            summary_row(row, live=self.app.is_live(row.session_id), persisted=True)
             for row in stored
             if row.session_id not in live
         ]

@@ -10,24 +10,39 @@ tests and on SQLite or PostgreSQL in production.
 from __future__ import annotations
 
 import contextlib
+import logging
+import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import IntegrityError, StoredEvent
+from eventsourcing.persistence import (
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    StoredEvent,
+)
 from eventsourcing.utils import retry
 
 from agentlog.application.handle import SessionHandle
 from agentlog.application.history import MessageHistory
+from agentlog.application.locks import (
+    DEFAULT_COMMAND_TIMEOUT,
+    SessionLocks,
+    thread_owner,
+)
 from agentlog.domain.errors import (
     CorruptSessionLogError,
     SessionAlreadyExistsError,
+    SessionClosedError,
     SessionConflictError,
     SessionError,
     SessionForkError,
     SessionNotFoundError,
     StaleSessionError,
+    StoreUnavailableError,
     UnsupportedSessionFormatError,
 )
 from agentlog.domain.events import SessionEvent
@@ -58,11 +73,21 @@ EventObserver = Callable[["SessionHandle", "Envelope"], None]
 T = TypeVar("T")
 
 DEFAULT_SNAPSHOT_INTERVAL = 500
+DEFAULT_MAX_LIVE = 1024
 REPAIR_ATTEMPTS = 5
+UNAVAILABLE = (OperationalError, InterfaceError)
+"""The library's errors that mean "the store could not be reached"."""
+
+logger = logging.getLogger(__name__)
 
 
 class Sessions(Application[str]):
-    """Creates, appends, flushes, forks, repairs and reads agent sessions."""
+    """Creates, appends, flushes, forks, repairs and reads agent sessions.
+
+    Thread-safe: any number of threads may share one ``Sessions`` and call its
+    methods. A :class:`SessionHandle` is not: hold it in one thread, inside
+    :meth:`command` (or in a single-threaded loop with :meth:`get_session`).
+    """
 
     name = "Sessions"
     env: ClassVar[dict[str, str]] = {
@@ -70,6 +95,7 @@ class Sessions(Application[str]):
         "IS_SNAPSHOTTING_ENABLED": "y",
     }
     SNAPSHOT_INTERVAL = "AGENTLOG_SNAPSHOT_INTERVAL"
+    MAX_LIVE = "AGENTLOG_MAX_LIVE"
 
     def __init__(
         self,
@@ -77,6 +103,8 @@ class Sessions(Application[str]):
         *,
         invariants: bool = True,
         clock: Clock = now_ms,
+        max_live: int | None = None,
+        command_timeout: float = DEFAULT_COMMAND_TIMEOUT,
     ) -> None:
         super().__init__(env)
         self.invariants = invariants
@@ -84,7 +112,17 @@ class Sessions(Application[str]):
         self.snapshot_interval = int(
             self.env.get(self.SNAPSHOT_INTERVAL) or DEFAULT_SNAPSHOT_INTERVAL
         )
-        self._live: dict[str, SessionHandle] = {}
+        self.max_live = (
+            int(self.env.get(self.MAX_LIVE) or DEFAULT_MAX_LIVE)
+            if max_live is None
+            else max_live
+        )
+        self.command_timeout = command_timeout
+        # _mutex guards the two tables; _locks serialises commands per session.
+        self._mutex = threading.RLock()
+        self._live: OrderedDict[str, SessionHandle] = OrderedDict()
+        self._dirty: dict[str, SessionHandle] = {}
+        self._locks = SessionLocks()
         self._out_of_band: set[str] = set()
         self._created_observers: list[CreatedObserver] = []
         self._event_observers: list[EventObserver] = []
@@ -130,8 +168,25 @@ class Sessions(Application[str]):
         return unsubscribe
 
     def publish_event(self, handle: SessionHandle, envelope: Envelope) -> None:
+        """Tell each observer, in order; a failing observer is logged and skipped.
+
+        Observers are fire-and-forget: their errors never reach the appender and
+        never change what is recorded.
+        """
+        with self._mutex:
+            if self._live.get(handle.id) is handle:
+                self._live.move_to_end(handle.id)
+                self._dirty[handle.id] = handle
         for observer in list(self._event_observers):
-            observer(handle, envelope)
+            try:
+                observer(handle, envelope)
+            except Exception:
+                logger.exception(
+                    "observer %r failed on session %r seq %s (event kept)",
+                    observer,
+                    handle.id,
+                    envelope.get("seq"),
+                )
 
     # -------------------------------------------------------------- creation
 
@@ -155,9 +210,7 @@ class Sessions(Application[str]):
         if session_id is None:
             session_id = str(uuid.uuid4())
         check_session_id(session_id)
-        if session_id in self._live:
-            msg = f'session "{session_id}" already exists'
-            raise SessionAlreadyExistsError(msg)
+        self._refuse_live(session_id)
         header = make_header(
             session_id,
             created_at=created_at,
@@ -181,32 +234,91 @@ class Sessions(Application[str]):
             invariants=self.invariants,
             clock=self.clock,
         )
-        handle = self._enter(aggregate)
+        handle = self._enter(aggregate, new=True)
         try:
             for observer in list(self._created_observers):
                 observer(handle)
         except BaseException:
-            self._live.pop(session_id, None)
+            self._forget(handle)
             raise
         return handle
 
-    def _enter(self, aggregate: Session) -> SessionHandle:
+    def _refuse_live(self, session_id: str) -> None:
+        live = self._live.get(session_id)
+        if live is not None and not live.stale:
+            msg = f'session "{session_id}" already exists'
+            raise SessionAlreadyExistsError(msg)
+
+    def _enter(self, aggregate: Session, *, new: bool = False) -> SessionHandle:
+        """Make ``aggregate`` the session's live handle (the newest one wins)."""
         aggregate.invariants = self.invariants
         aggregate.clock = self.clock
         handle = SessionHandle(self, aggregate)
-        self._live[aggregate.id] = handle
+        with self._mutex:
+            if new:
+                self._refuse_live(aggregate.id)
+            previous = self._live.pop(aggregate.id, None)
+            if previous is not None and not previous.stale:
+                previous.closed = True
+            self._live[aggregate.id] = handle
+            if aggregate.pending_events:
+                self._dirty[aggregate.id] = handle
+            else:
+                self._dirty.pop(aggregate.id, None)
+            self._evict()
         return handle
+
+    def _forget(self, handle: SessionHandle) -> None:
+        """Close ``handle`` and drop it from the live tables (if it is there)."""
+        handle.closed = True
+        with self._mutex:
+            if self._live.get(handle.id) is handle:
+                del self._live[handle.id]
+            if self._dirty.get(handle.id) is handle:
+                del self._dirty[handle.id]
+
+    def _evict(self) -> None:
+        """Close the least recently used clean, idle handles beyond ``max_live``.
+
+        Called with the mutex held. A handle with unflushed events, or held by a
+        command, is never evicted: its work would be lost.
+        """
+        excess = len(self._live) - self.max_live
+        if excess <= 0:
+            return
+        evicted: list[SessionHandle] = []
+        for session_id, handle in self._live.items():
+            if len(evicted) == excess:
+                break
+            if session_id in self._dirty or self._locks.is_held(session_id):
+                continue
+            evicted.append(handle)
+        for handle in evicted:
+            handle.closed = True
+            del self._live[handle.id]
+        if evicted:
+            logger.debug(
+                "evicted %d idle flushed session handle(s) (max_live=%d)",
+                len(evicted),
+                self.max_live,
+            )
 
     def get_session(self, session_id: str) -> SessionHandle:
         """The live handle of a session, taking a stored session over if needed.
+
+        For a single-threaded agent loop: the handle is shared by every caller of
+        this method, so two threads appending to it would mix their work. Services
+        use :meth:`command`.
 
         Taking over repairs: a stored session whose last turn is open gets the
         closers of docs/repair.md appended and saved exactly once. A session
         already live in this process is returned as is (never repaired).
         """
-        handle = self._live.get(session_id)
-        if handle is not None and not handle.stale:
-            return handle
+        with self._mutex:
+            handle = self._live.get(session_id)
+            if handle is not None and not handle.stale:
+                self._live.move_to_end(session_id)
+                return handle
         for attempt in range(REPAIR_ATTEMPTS):
             aggregate = self.load_aggregate(session_id)
             handle = self._enter(aggregate)
@@ -217,11 +329,146 @@ class Sessions(Application[str]):
                 self.flush(handle)
             except SessionConflictError:
                 # Another writer appended (or repaired) first: read again.
+                logger.info(
+                    "repair of session %r lost a conflict; reading it again",
+                    session_id,
+                )
                 if attempt == REPAIR_ATTEMPTS - 1:
                     raise
                 continue
+            logger.info("repaired session %r on take-over", session_id)
             return handle
         raise AssertionError("unreachable")  # pragma: no cover
+
+    # ----------------------------------------------------------- unit of work
+
+    @contextlib.contextmanager
+    def command(
+        self,
+        session_id: str,
+        *,
+        create: bool = False,
+        cwd: str | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[SessionHandle]:
+        """Hold a session for one request: flushed on success, discarded on error.
+
+        The block has the session to itself within this process (a re-entrant
+        per-session lock; waiting longer than ``timeout`` raises
+        :class:`~agentlog.domain.errors.SessionBusyError`). When the outermost
+        block ends normally its events are flushed in one transaction; when any
+        block raises (whatever the exception), every event it appended is
+        discarded and the exception propagates. ``create`` starts the session if
+        it does not exist. Across processes, a concurrent writer makes the flush
+        raise :class:`SessionConflictError`; :meth:`run_with_retry` re-runs the
+        whole block.
+        """
+        owner = thread_owner()
+        wait = self.command_timeout if timeout is None else timeout
+        with self.holding(session_id, owner, wait) as depth:
+            handle = self._command_handle(
+                session_id, outermost=depth == 1, create=create, cwd=cwd
+            )
+            mark = len(handle.aggregate.pending_events)
+            try:
+                yield handle
+                if depth == 1:
+                    self.flush(handle)
+            except BaseException:
+                self.roll_back(handle, mark)
+                raise
+
+    @contextlib.contextmanager
+    def holding(self, session_id: str, owner: Any, timeout: float) -> Iterator[int]:
+        """Hold the session's in-process lock for ``owner``; yields the depth."""
+        depth = self._locks.acquire(session_id, owner, timeout)
+        try:
+            yield depth
+        finally:
+            self._locks.release(session_id, owner)
+
+    def _command_handle(
+        self, session_id: str, *, outermost: bool, create: bool, cwd: str | None
+    ) -> SessionHandle:
+        """The handle a command works on, starting from the stored state."""
+        with self._mutex:
+            handle = self._live.get(session_id)
+        if handle is not None and not handle.stale:
+            if outermost and handle.unflushed:
+                # Work appended outside any command (a get_session loop in this
+                # process) is saved first, so the block starts from stored state.
+                self.flush(handle)
+            return self.get_session(session_id)
+        if create and not self.is_stored(session_id):
+            return self.create_session(cwd=cwd, session_id=session_id)
+        return self.get_session(session_id)
+
+    def roll_back(self, handle: SessionHandle, mark: int) -> None:
+        """Drop the handle's pending events after the first ``mark``.
+
+        The aggregate is rebuilt from the store plus the kept events (the events
+        already folded into it cannot be unfolded). If that read fails, the handle
+        is closed and the next command reads the session again.
+        """
+        pending = handle.aggregate.pending_events
+        dropped = len(pending) - mark
+        if dropped <= 0 and not handle.stale:
+            return
+        logger.info(
+            "discarding %d event(s) of a failed command on session %r",
+            max(dropped, 0),
+            handle.id,
+        )
+        if handle.stale:
+            self._forget(handle)
+            return
+        try:
+            rebuilt = self._rebuilt(handle.id, list(pending[:mark]))
+        except Exception:
+            logger.warning(
+                "could not rebuild session %r after a failed command; its handle "
+                "is closed and the next command reads it again",
+                handle.id,
+                exc_info=True,
+            )
+            self._forget(handle)
+            return
+        handle.replace_aggregate(rebuilt)
+        with self._mutex:
+            if not rebuilt.pending_events and self._dirty.get(handle.id) is handle:
+                del self._dirty[handle.id]
+
+    def _rebuilt(self, session_id: str, keep: list[Any]) -> Session:
+        """The stored session (or a new one) with the ``keep`` events re-applied."""
+        aggregate: Session
+        if keep and isinstance(keep[0], SessionCreated):
+            aggregate = keep[0].mutate(None)
+            rest = keep[1:]
+        else:
+            aggregate = self.load_aggregate(session_id)
+            rest = keep
+        for event in rest:
+            if event.originator_version != aggregate.version + 1:
+                raise SessionConflictError(session_id, aggregate.seq)
+            aggregate.apply_envelope(event.envelope)
+            aggregate.version = event.originator_version
+        aggregate.pending_events.extend(keep)
+        aggregate.invariants = self.invariants
+        aggregate.clock = self.clock
+        return aggregate
+
+    def discard(self, handle: SessionHandle) -> int:
+        """Drop a handle's unflushed events and close it; returns how many.
+
+        The session stays as stored; open it again to append.
+        """
+        dropped = handle.unflushed
+        self._forget(handle)
+        if dropped:
+            logger.info(
+                "discarded %d unflushed event(s) of session %r", dropped, handle.id
+            )
+        return dropped
 
     def run_with_retry(
         self,
@@ -231,37 +478,30 @@ class Sessions(Application[str]):
         attempts: int = 100,
         wait: float = 0.01,
     ) -> T:
-        """Take the session over, apply ``command`` to it, flush; retry on conflict.
+        """Run ``command`` as a unit of work (:meth:`command`); retry on conflict.
 
-        The command must be safe to re-apply to a freshly loaded session: on a
-        :class:`SessionConflictError` the pending events are dropped, the session is
-        reloaded from the store and the command runs again, up to ``attempts`` times
-        (the library's :func:`~eventsourcing.utils.retry`, with jittered waits).
+        The command must be safe to re-run on a freshly loaded session: on a
+        :class:`SessionConflictError` its events are dropped, the session is
+        reloaded from the store and the whole command runs again, up to
+        ``attempts`` times (the library's :func:`~eventsourcing.utils.retry`, with
+        jittered waits). Any other error discards the command's events and
+        propagates.
         """
 
         def attempt() -> T:
-            handle = self.get_session(session_id)
             try:
-                result = command(handle)
-                self.flush(handle)
+                with self.command(session_id) as handle:
+                    return command(handle)
             except SessionConflictError:
-                handle.stale = True
+                logger.info(
+                    "conflict on session %r; re-running the command", session_id
+                )
                 raise
-            except BaseException:
-                self._discard(handle)
-                raise
-            return result
 
         retrying: Callable[[], T] = retry(
             SessionConflictError, max_attempts=attempts, wait=wait
         )(attempt)
         return retrying()
-
-    def _discard(self, handle: SessionHandle) -> None:
-        """Forget a handle whose pending events must not be saved."""
-        handle.stale = True
-        if self._live.get(handle.id) is handle:
-            del self._live[handle.id]
 
     def repair(self, session_id: str) -> list[Envelope]:
         """Close an open stored turn now (what ``get_session`` does on take-over)."""
@@ -273,6 +513,7 @@ class Sessions(Application[str]):
         if closers:
             handle = SessionHandle(self, aggregate)
             self.flush(handle)
+            logger.info("repaired session %r (%d closer(s))", session_id, len(closers))
         return closers
 
     def load_aggregate(self, session_id: str) -> Session:
@@ -304,14 +545,18 @@ class Sessions(Application[str]):
 
         A session whose only pending event is its creation is not saved (nothing is
         persisted before the first event). A concurrency conflict raises
-        :class:`SessionConflictError` and marks the handle stale; any other storage
-        error keeps the pending events so the next flush retries without loss.
+        :class:`SessionConflictError` and marks the handle stale. An unreachable
+        store raises :class:`StoreUnavailableError` and keeps the pending events,
+        so the next flush saves them exactly once (if the lost transaction did
+        commit, the next flush finds its own rows and counts them as saved).
+        Without a handle, sessions held by a command in another thread are
+        skipped: their command flushes them.
         """
         if handle is None:
-            for live in list(self._live.values()):
-                if not live.stale:
-                    self.flush(live)
+            self._flush_idle()
             return
+        if handle.closed:
+            raise SessionClosedError(handle.id)
         if handle.stale:
             raise StaleSessionError(handle.id)
         aggregate = handle.aggregate
@@ -322,10 +567,68 @@ class Sessions(Application[str]):
         try:
             self.events.put(pending)
         except IntegrityError as error:
-            handle.stale = True
-            raise SessionConflictError(handle.id, max(first_version - 2, 0)) from error
+            if not (handle.uncertain and self._already_saved(pending)):
+                handle.stale = True
+                logger.info(
+                    "conflict on session %r at seq %d: another writer saved first",
+                    handle.id,
+                    max(first_version - 2, 0),
+                )
+                raise SessionConflictError(
+                    handle.id, max(first_version - 2, 0)
+                ) from error
+            logger.info(
+                "session %r: the flush that lost its connection had committed",
+                handle.id,
+            )
+        except UNAVAILABLE as error:
+            handle.uncertain = True
+            logger.warning(
+                "store unavailable while flushing session %r; %d event(s) kept "
+                "for the next flush: %s",
+                handle.id,
+                len(pending),
+                error,
+            )
+            msg = f"the store is unavailable: {error}".strip()
+            raise StoreUnavailableError(msg) from error
+        handle.uncertain = False
         del aggregate.pending_events[: len(pending)]
+        with self._mutex:
+            if not aggregate.pending_events and self._dirty.get(handle.id) is handle:
+                del self._dirty[handle.id]
+            self._evict()
         self._take_live_snapshot(aggregate, first_version - 1)
+
+    def _already_saved(self, pending: list[Any]) -> bool:
+        """Whether the store holds exactly these events (a commit, reply lost)."""
+        events = [event for event in pending if isinstance(event, SessionEvent)]
+        if not events:
+            return False
+        rows = self.recorder.select_events(
+            events[0].originator_id,
+            gt=events[0].originator_version - 1,
+            lte=events[-1].originator_version,
+        )
+        mine = [self.mapper.to_stored_event(event) for event in events]
+        return len(rows) == len(mine) and all(
+            row.state == own.state and row.topic == own.topic
+            for row, own in zip(rows, mine, strict=True)
+        )
+
+    def _flush_idle(self) -> None:
+        owner = thread_owner()
+        with self._mutex:
+            dirty = list(self._dirty.values())
+        for live in dirty:
+            if live.stale or live.closed:
+                continue
+            if not self._locks.try_hold(live.id, owner):
+                continue
+            try:
+                self.flush(live)
+            finally:
+                self._locks.release(live.id, owner)
 
     def _take_live_snapshot(self, aggregate: Session, previous_version: int) -> None:
         """Snapshot the live aggregate itself (the library's way replays the log)."""
@@ -338,25 +641,43 @@ class Sessions(Application[str]):
             self.snapshots.put([SessionSnapshot.take(aggregate)])
 
     def close(self, handle: SessionHandle | None = None) -> None:
-        """Flush and detach one handle; without one, flush everything and shut down."""
+        """Flush and close one handle; without one, flush everything and shut down.
+
+        A closed handle refuses appends (:class:`SessionClosedError`).
+        """
         if handle is not None:
-            if not handle.stale:
+            if not handle.stale and not handle.closed:
                 self.flush(handle)
-            handle.detached = True
-            if self._live.get(handle.id) is handle:
-                del self._live[handle.id]
+            self._forget(handle)
             return
         try:
             self.flush()
         finally:
-            self._live.clear()
+            with self._mutex:
+                for live in self._live.values():
+                    live.closed = True
+                self._live.clear()
+                self._dirty.clear()
             super().close()
 
     def live_session(self, session_id: str) -> SessionHandle | None:
         return self._live.get(session_id)
 
     def live_sessions(self) -> list[SessionHandle]:
-        return list(self._live.values())
+        with self._mutex:
+            return list(self._live.values())
+
+    def is_live(self, session_id: str) -> bool:
+        return session_id in self._live
+
+    def unflushed_sessions(self) -> list[SessionHandle]:
+        """Live handles with events not yet stored (or never stored at all).
+
+        Every other live handle equals its stored copy, so a listing reads these
+        only: its cost does not grow with the number of live handles.
+        """
+        with self._mutex:
+            return list(self._dirty.values())
 
     def append_out_of_band(
         self, handle: SessionHandle, event_type: str, data: Any
@@ -369,10 +690,14 @@ class Sessions(Application[str]):
         wrapped in a zero-step turn (``trigger: {kind: "session-title"}``), closed
         even when the inner append fails, and flushed at once.
         """
-        if handle.id in self._out_of_band:
-            msg = f'session "{handle.id}" already has an out-of-band append in progress'
-            raise SessionError(msg)
-        self._out_of_band.add(handle.id)
+        with self._mutex:
+            if handle.id in self._out_of_band:
+                msg = (
+                    f'session "{handle.id}" already has an out-of-band append in '
+                    "progress"
+                )
+                raise SessionError(msg)
+            self._out_of_band.add(handle.id)
         try:
             aggregate = handle.aggregate
             if aggregate.turns.open_turn is not None:

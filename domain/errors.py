@@ -120,6 +120,40 @@ class StaleSessionError(PersistenceError):
         self.session_id = session_id
 
 
+class SessionBusyError(PersistenceError):
+    """Another command holds the session in this process past the timeout."""
+
+    def __init__(self, session_id: str, timeout: float) -> None:
+        super().__init__(
+            f'session "{session_id}" is busy: another command held it for more than '
+            f"{timeout:g} s; retry later or raise the command timeout"
+        )
+        self.session_id = session_id
+        self.timeout = timeout
+
+
+class SessionClosedError(PersistenceError):
+    """The handle was closed, discarded or evicted; its appends would be lost."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(
+            f'session handle "{session_id}" is closed; open the session again '
+            "(command() or get_session()) to append"
+        )
+        self.session_id = session_id
+
+
+class StoreUnavailableError(PersistenceError):
+    """The store could not be reached or opened; the original error is the cause.
+
+    Nothing was lost: a flush that raises this keeps its pending events.
+    """
+
+
+class StoreNotFoundError(StoreUnavailableError):
+    """A store opened without creating it does not exist (a missing SQLite file)."""
+
+
 class CorruptSessionLogError(PersistenceError):
     """A stored log cannot be decoded or fails the strict surface fold."""
 

@@ -234,9 +234,11 @@ def test_core_081_observers_see_creation_once_and_each_append(
     assert appended == [(handle.id, 1)]
 
 
-def test_core_082_a_raising_observer_propagates_after_recording(
-    make_app: MakeApp,
+def test_core_082_a_raising_observer_is_logged_and_contained(
+    make_app: MakeApp, caplog: pytest.LogCaptureFixture
 ) -> None:
+    # Deviation (docs/service.md): observers are fire-and-forget, as in the
+    # original's later store; the error is logged, never raised into append.
     app = make_app(invariants=False)
     later: list[Any] = []
 
@@ -246,10 +248,11 @@ def test_core_082_a_raising_observer_propagates_after_recording(
     app.subscribe(event=boom)
     app.subscribe(event=lambda h, e: later.append(e))
     handle = app.create_session()
-    with pytest.raises(RuntimeError, match="observer failed"):
+    with caplog.at_level("ERROR", logger="agentlog"):
         handle.append("turn/start", TS(1).data)
     assert [e["type"] for e in handle.events] == ["turn/start"]
-    assert later == []
+    assert [e["type"] for e in later] == ["turn/start"]
+    assert "observer failed" in caplog.text
 
 
 def test_core_083_a_closed_handle_is_detached_and_silent(make_app: MakeApp) -> None:

@@ -403,6 +403,8 @@ def test_pq_035_a_failed_flush_keeps_its_events_for_the_retry(
 ) -> None:
     from eventsourcing.persistence import OperationalError
 
+    from agentlog.domain.errors import StoreUnavailableError
+
     app = make_app()
     handle = app.create_session(session_id="retry")
     append_all(handle, turn1()[:3])
@@ -416,8 +418,9 @@ def test_pq_035_a_failed_flush_keeps_its_events_for_the_retry(
         return original(*args, **kwargs)
 
     app.recorder.insert_events = failing_once  # type: ignore[method-assign]
-    with pytest.raises(OperationalError):
+    with pytest.raises(StoreUnavailableError) as caught:
         app.flush(handle)
+    assert isinstance(caught.value.__cause__, OperationalError)
     assert not handle.stale
     app.flush(handle)
     assert [e["seq"] for e in make_app().read_events("retry")] == [0, 1, 2]

@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from eventsourcing.persistence import PersistenceError as RecorderError
 from rich.console import Console
+from rich.segment import Segment
 
 from agentlog.domain.errors import AgentlogError
 from agentlog.domain.json import dumps
+from agentlog.infrastructure.cli.terminal import mask_secrets, printable
 from agentlog.infrastructure.store import (
     DEFAULT_STORE_URL,
     STORE_ENV_VAR,
@@ -33,13 +35,16 @@ from agentlog.infrastructure.store import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
+
+    from rich.console import ConsoleOptions, RenderableType
 
     from agentlog.application.sessions import Sessions
     from agentlog.domain.json import Json
 
 EXIT_ERROR = 1
 _BREAKS = re.compile(r"\s*\n\s*")
+_C1_OR_DEL = re.compile(rb"\xc2[\x80-\x9f]|\x7f")
 PIPE_WIDTH = 160
 """Columns for a file or pipe (rich would assume 80), unless COLUMNS is set."""
 
@@ -55,13 +60,55 @@ cli = typer.Typer(
 JsonFlag = Annotated[
     bool, typer.Option("--json", help="Machine output: JSON with the spec's keys.")
 ]
-SessionId = Annotated[str, typer.Argument(metavar="ID", help="A session id.")]
-Seq = Annotated[int, typer.Argument(metavar="SEQ", help="An event's seq.")]
+SEQ_MAX = 2**63 - 1
+"""The largest seq a store can hold (a signed 64-bit integer column)."""
+
+
+def encodable(value: str | None) -> str | None:
+    """An id typed as undecodable bytes (``$'\\xff'``) cannot name a stored session."""
+    if value is None:
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        msg = f"{printable(value, one_line=True)} is not valid UTF-8"
+        raise typer.BadParameter(msg) from None
+    return value
+
+
+SessionId = Annotated[
+    str,
+    typer.Argument(metavar="ID", help="A session id.", callback=encodable),
+]
+Seq = Annotated[
+    int,
+    typer.Argument(
+        metavar="SEQ", min=0, max=SEQ_MAX, help="An event's seq (0 is the first)."
+    ),
+]
+
+
+class SafeConsole(Console):
+    """A console whose every written segment of text is :func:`printable`.
+
+    Renderers escape data before layout (so widths stay right); this is the net
+    under them: a control character that reaches a segment is written as an escape.
+    Rich's own control segments (cursor moves, a progress bar's redraw) pass.
+    """
+
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterable[Segment]:
+        for segment in super().render(renderable, options):
+            if segment.control:
+                yield segment
+            else:
+                yield Segment(printable(segment.text), segment.style)
 
 
 def make_console(*, stderr: bool = False) -> Console:
     """A console that never reads markup from data, wide when not a terminal."""
-    console = Console(stderr=stderr, markup=False, emoji=False, highlight=False)
+    console = SafeConsole(stderr=stderr, markup=False, emoji=False, highlight=False)
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = PIPE_WIDTH
     return console
@@ -92,13 +139,15 @@ def _store_errors() -> tuple[type[BaseException], ...]:
 
 
 def one_line(text: str) -> str:
-    """Line breaks (a driver's multi-line error, say) become single spaces."""
-    return _BREAKS.sub(" ", text).rstrip()
+    """One safe line: breaks (a driver's multi-line error, say) become spaces,
+    control characters visible escapes, passwords masked."""
+    return printable(mask_secrets(_BREAKS.sub(" ", text).rstrip()), one_line=True)
 
 
 def fail(message: str) -> typer.Exit:
     """Print one line on stderr; the caller raises the returned exit."""
     sys.stderr.write(one_line(message.strip()) + "\n")
+    sys.stderr.flush()
     return typer.Exit(EXIT_ERROR)
 
 
@@ -111,7 +160,7 @@ def reported() -> Iterator[None]:
         raise fail(str(error)) from None
     except _store_errors() as error:
         raise fail(f"store error: {error}") from None
-    except OSError as error:
+    except (OSError, UnicodeError) as error:
         raise fail(str(error)) from None
 
 
@@ -140,11 +189,19 @@ def say(console: Console, line: str, style: str | None = None) -> None:
 
 
 def emit_json(value: Json) -> None:
-    """Compact, lossless JSON on stdout (any depth, any integer size)."""
-    data = dumps(value).lstrip(b" ") + b"\n"
+    """Compact, lossless JSON on stdout (any depth, any integer size).
+
+    JSON already escapes C0 controls; DEL and the C1 controls (which some terminals
+    obey) are written as ``\\u`` escapes too, which decode to the same strings.
+    """
+    data = _C1_OR_DEL.sub(_json_escape, dumps(value).lstrip(b" ")) + b"\n"
     sys.stdout.flush()
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
+
+
+def _json_escape(match: re.Match[bytes]) -> bytes:
+    return b"\\u%04x" % ord(match.group().decode("utf-8"))
 
 
 # ------------------------------------------------------------------ global
@@ -174,6 +231,15 @@ def configure(
     ctx.obj = CliState(url)
 
 
+def _survive_any_encoding() -> None:
+    """A character stdout's encoding lacks is written as an escape, not a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
 def main() -> None:
     """The console script ``agentlog``."""
+    _survive_any_encoding()
     cli(prog_name="agentlog")

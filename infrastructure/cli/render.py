@@ -2,7 +2,9 @@
 
 Every function turns a read's result into a renderable and nothing else, so the
 commands stay one screen each and ``--json`` never goes through here. User text is
-wrapped in :class:`~rich.text.Text`, never parsed as markup.
+wrapped in :class:`~rich.text.Text`, never parsed as markup, and made
+:func:`~agentlog.infrastructure.cli.terminal.printable` first (so a table measures
+the escapes it will show).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from rich.tree import Tree
 
 from agentlog.domain.json import dumps
 from agentlog.domain.surface import fold_surface
+from agentlog.infrastructure.cli.terminal import printable
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
@@ -67,9 +70,14 @@ def compact_json(value: object) -> str:
 
 
 def one_line(text: str, width: int = SUMMARY_WIDTH) -> str:
-    """Whitespace collapsed, cut to ``width`` characters with an ellipsis."""
-    text = _SPACES.sub(" ", text).strip()
+    """Whitespace collapsed, controls escaped, cut to ``width`` with an ellipsis."""
+    text = printable(_SPACES.sub(" ", text).strip(), one_line=True)
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def datum(value: object, style: str = "") -> Text:
+    """A value from the store (an id, a type, a cwd) as one printable line."""
+    return Text(printable(str(value), one_line=True), style=style)
 
 
 def pretty_json(value: object) -> str:
@@ -225,7 +233,7 @@ def messages_view(messages: Sequence[Mapping[str, Any]]) -> RenderableType:
     parts: list[RenderableType] = []
     for number, message in enumerate(messages, 1):
         role = str(message.get("role"))
-        parts.append(Text(f"#{number} {role}", style=ROLE_STYLES.get(role, "bold")))
+        parts.append(datum(f"#{number} {role}", ROLE_STYLES.get(role, "bold")))
         content = message.get("content")
         for block in content if isinstance(content, list) else []:
             kind = _dict(block).get("type")
@@ -233,7 +241,8 @@ def messages_view(messages: Sequence[Mapping[str, Any]]) -> RenderableType:
             if kind in {"tool-call", "tool-result"}:
                 style = "blue"
             prefix = "(reasoning) " if kind == "reasoning" else ""
-            parts.append(Indented(Text(prefix + block_text(block), style=style)))
+            text = printable(prefix + block_text(block))
+            parts.append(Indented(Text(text, style=style)))
     return Group(*parts)
 
 
@@ -246,7 +255,9 @@ def events_table(
     highlight: int | None = None,
 ) -> Table:
     """Events one per row: seq, surface class (when known), type, what it says."""
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    table = Table(
+        title=printable(title, one_line=True), box=box.SIMPLE_HEAD, title_justify="left"
+    )
     table.add_column("seq", justify="right", no_wrap=True)
     if surface is not None:
         table.add_column("surface", no_wrap=True)
@@ -254,10 +265,10 @@ def events_table(
     table.add_column("event", overflow="fold")
     for event in events:
         seq = event.get("seq")
-        row: list[RenderableType] = [Text(str(seq))]
+        row: list[RenderableType] = [datum(seq)]
         if surface is not None:
             row.append(mark(surface.get(seq, "log-only") if type(seq) is int else "?"))
-        row.append(Text(str(event.get("type"))))
+        row.append(datum(event.get("type")))
         note = (notes or {}).get(seq) if type(seq) is int else None
         summary = Text(describe(event))
         if note:
@@ -274,9 +285,9 @@ def header_view(
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
-    table.add_row("session", Text(str(header.get("id"))))
-    table.add_row("title", Text(title.title if title else "(none)"))
-    table.add_row("created", Text(when(header.get("createdAt"))))
+    table.add_row("session", datum(header.get("id")))
+    table.add_row("title", datum(title.title) if title else Text("(none)"))
+    table.add_row("created", datum(when(header.get("createdAt"))))
     for key, label in (
         ("cwd", "cwd"),
         ("parentSession", "forked from"),
@@ -284,32 +295,75 @@ def header_view(
         ("delegationDepth", "delegation depth"),
     ):
         if key in header:
-            table.add_row(label, Text(str(header[key])))
+            table.add_row(label, datum(header[key]))
     return table
 
 
-def summaries_table(rows: Sequence[SessionSummary], title: str) -> Table:
-    """The listing, newest first, one session per row; fits 80 columns."""
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
-    table.add_column("id", no_wrap=True, min_width=36)
-    table.add_column("created", no_wrap=True)
-    table.add_column("events", justify="right", min_width=6)
-    table.add_column("title", overflow="ellipsis", no_wrap=True, min_width=12)
-    for row in rows:
-        label = Text(row.title) if row.title else Text(row.first_prompt or "", "dim")
-        if row.parent_session:
-            label.append(f" (fork of {row.parent_session[:8]})", style="dim")
-        table.add_row(
-            Text(row.id), short_when(row.created_at), str(row.event_count), label
+class SummariesTable:
+    """The listing, newest first, one session per row, at any width.
+
+    Every column stays: the id and the title are cut with an ellipsis when the
+    terminal is too narrow (a long id or first prompt), never the created time or
+    the event count. ``--json`` has the full values.
+    """
+
+    TITLE_MIN = 12
+    OVERHEAD = 13
+    """Cell padding and the table's edges for four columns (``SIMPLE_HEAD``)."""
+
+    def __init__(self, rows: Sequence[SessionSummary], title: str) -> None:
+        self.rows = rows
+        self.title = title
+
+    def __rich_console__(
+        self, console: Console, options: ConsoleOptions
+    ) -> RenderResult:
+        cells = [
+            (datum(row.id), datum(short_when(row.created_at)), str(row.event_count))
+            for row in self.rows
+        ]
+        # Rich collapses whole columns when a row is too wide, so every width is
+        # set here: the fixed columns first, then the id, then the title.
+        created = max((len(when) for _, when, _ in cells), default=7)
+        events = max((len(count) for _, _, count in cells), default=6)
+        created, events = max(created, 7), max(events, 6)
+        room = options.max_width - self.OVERHEAD - created - events
+        longest_id = max((len(session_id) for session_id, _, _ in cells), default=2)
+        # A whole UUID first; a longer id shares what is left with the title.
+        id_width = max(8, min(longest_id, max(36, room // 2), room - self.TITLE_MIN))
+        title_width = max(self.TITLE_MIN, room - id_width)
+        table = Table(
+            title=printable(self.title, one_line=True),
+            box=box.SIMPLE_HEAD,
+            title_justify="left",
         )
-    return table
+        table.add_column("id", no_wrap=True, overflow="ellipsis", width=id_width)
+        table.add_column("created", no_wrap=True, width=created)
+        table.add_column("events", justify="right", no_wrap=True, width=events)
+        table.add_column(
+            "title", overflow="ellipsis", no_wrap=True, max_width=title_width
+        )
+        for row, (session_id, created_at, count) in zip(self.rows, cells, strict=True):
+            label = (
+                datum(row.title) if row.title else datum(row.first_prompt or "", "dim")
+            )
+            if row.parent_session:
+                parent = printable(row.parent_session[:8], one_line=True)
+                label.append(f" (fork of {parent})", style="dim")
+            table.add_row(session_id, created_at, count, label)
+        yield table
+
+
+def summaries_table(rows: Sequence[SessionSummary], title: str) -> SummariesTable:
+    """The listing as a renderable that keeps every column at any width."""
+    return SummariesTable(rows, title)
 
 
 def _record_label(record: SessionRecord, *, target: str) -> Text:
     header = record.header
     session_id = str(header.get("id"))
-    label = Text(session_id, style="bold" if session_id == target else "")
-    label.append(f"  {when(header.get('createdAt'))}", style="dim")
+    label = datum(session_id, "bold" if session_id == target else "")
+    label.append(f"  {printable(when(header.get('createdAt')), one_line=True)}", "dim")
     if "seedLength" in header:
         label.append(f"  forked with {header['seedLength']} events", style="dim")
     if session_id == target:
@@ -325,7 +379,7 @@ def lineage_view(trace: SessionLineageTrace) -> RenderableType:
         top = branch = Tree(_record_label(chain[0], target=target))
     else:
         missing = f"{trace.unresolved_parent_id}  (not in this store)"
-        top = Tree(Text(missing, style="dim"))
+        top = Tree(datum(missing, "dim"))
         branch = top.add(_record_label(chain[0], target=target))
     for record in chain[1:]:
         branch = branch.add(_record_label(record, target=target))
@@ -349,8 +403,8 @@ def window_view(window: SessionEventWindow) -> RenderableType:
         window.events,
         highlight=target.get("seq"),
     )
-    body = Text(pretty_json(target))
-    return Group(table, Text(f"event {target.get('seq')}", style="bold"), body)
+    body = Text(printable(pretty_json(target)))
+    return Group(table, datum(f"event {target.get('seq')}", "bold"), body)
 
 
 def event_trace_view(trace: SessionEventTrace) -> RenderableType:
@@ -363,7 +417,7 @@ def event_trace_view(trace: SessionEventTrace) -> RenderableType:
     def seqs(values: Sequence[int]) -> Text:
         return Text(", ".join(map(str, values)) if values else "—")
 
-    table.add_row("event", Text(f"{record.seq} {record.type}"))
+    table.add_row("event", datum(f"{record.seq} {record.type}"))
     table.add_row("surface", mark(record.surface))
     if trace.replaced_by is not None:
         table.add_row("replaced by", Text(str(trace.replaced_by)))

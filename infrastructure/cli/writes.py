@@ -20,6 +20,7 @@ from agentlog.infrastructure.cli.program import (
     SessionId,
     cli,
     emit_json,
+    encodable,
     err,
     opened,
     out,
@@ -143,7 +144,10 @@ def fork(
         typer.Option("--at", metavar="SEQ", help="A turn/end seq (default: the last)."),
     ] = None,
     child_id: Annotated[
-        str | None, typer.Option("--id", metavar="ID", help="The new session's id.")
+        str | None,
+        typer.Option(
+            "--id", metavar="ID", help="The new session's id.", callback=encodable
+        ),
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 import uuid
 from collections import OrderedDict
@@ -24,6 +25,7 @@ from eventsourcing.persistence import (
     OperationalError,
     StoredEvent,
 )
+from eventsourcing.persistence import PersistenceError as EventSourcingPersistenceError
 from eventsourcing.utils import retry
 
 from agentlog.application.handle import SessionHandle
@@ -61,6 +63,7 @@ from agentlog.domain.session import (
     project_session,
 )
 from agentlog.domain.vocabulary import check_legacy
+from agentlog.infrastructure.store_url import STORE_ENV_VAR, parse_store_url
 
 if TYPE_CHECKING:
     from eventsourcing.utils import Environment, EnvType
@@ -72,6 +75,7 @@ EventObserver = Callable[["SessionHandle", "Envelope"], None]
 
 T = TypeVar("T")
 
+POSTGRES_FACTORY_TOPIC = "agentlog.infrastructure.postgres:AgentlogPostgresFactory"
 DEFAULT_SNAPSHOT_INTERVAL = 500
 DEFAULT_MAX_LIVE = 1024
 REPAIR_ATTEMPTS = 5
@@ -101,12 +105,37 @@ class Sessions(Application[str]):
         self,
         env: EnvType | None = None,
         *,
+        store: str | None = None,
+        create_tables: bool = True,
         invariants: bool = True,
         clock: Clock = now_ms,
         max_live: int | None = None,
         command_timeout: float = DEFAULT_COMMAND_TIMEOUT,
     ) -> None:
-        super().__init__(env)
+        """Open the store ``store`` names (see :meth:`construct_env` for the rest).
+
+        ``create_tables=False`` never creates anything (run ``agentlog migrate``
+        once instead); ``max_live`` bounds the live handles kept after they are
+        flushed; ``command_timeout`` is how long :meth:`command` waits for a
+        session another thread holds.
+        """
+        # _mutex guards the two tables; _locks serialises commands per session.
+        self._mutex = threading.RLock()
+        self._live: OrderedDict[str, SessionHandle] = OrderedDict()
+        self._dirty: dict[str, SessionHandle] = {}
+        self._locks = SessionLocks()
+        self._out_of_band: set[str] = set()
+        self._created_observers: list[CreatedObserver] = []
+        self._event_observers: list[EventObserver] = []
+        self._store_url = store
+        self._store_display = ""
+        self._create_tables = create_tables
+        try:
+            super().__init__(env)
+        except (EventSourcingPersistenceError, OSError) as error:
+            where = f" {self._store_display}" if self._store_display else ""
+            msg = f"cannot open the store{where}: {error}".strip()
+            raise StoreUnavailableError(msg) from error
         self.invariants = invariants
         self.clock = clock
         self.snapshot_interval = int(
@@ -118,24 +147,36 @@ class Sessions(Application[str]):
             else max_live
         )
         self.command_timeout = command_timeout
-        # _mutex guards the two tables; _locks serialises commands per session.
-        self._mutex = threading.RLock()
-        self._live: OrderedDict[str, SessionHandle] = OrderedDict()
-        self._dirty: dict[str, SessionHandle] = {}
-        self._locks = SessionLocks()
-        self._out_of_band: set[str] = set()
-        self._created_observers: list[CreatedObserver] = []
-        self._event_observers: list[EventObserver] = []
         self.history = MessageHistory(self.recorder, self._envelope)
 
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
-        environment = super().construct_env(name, env)
-        if environment.get("PERSISTENCE_MODULE") == "eventsourcing.sqlite":
+        """One way to name a store, honoured everywhere.
+
+        ``store=URL``; else ``AGENTLOG_STORE``, then the library's own variables
+        (``PERSISTENCE_MODULE``…), first in the ``env`` given, then in the
+        process environment; else in memory. Code beats the process environment.
+        """
+        given = dict(env or {})
+        url = self._store_url or given.get(STORE_ENV_VAR)
+        if not url and "PERSISTENCE_MODULE" not in given:
+            url = os.environ.get(STORE_ENV_VAR)
+        if url:
+            config = parse_store_url(url)
+            self._store_display = config.display
+            given.update(config.env)
+        if not self._create_tables:
+            given["CREATE_TABLE"] = "n"
+        environment = super().construct_env(name, given)
+        module = environment.get("PERSISTENCE_MODULE")
+        if module == "eventsourcing.sqlite":
             # Adds an exact read of surface rows (agentlog.infrastructure.recorders).
             environment.setdefault(
                 "APPLICATION_RECORDER_TOPIC",
                 "agentlog.infrastructure.recorders:SQLiteSessionRecorder",
             )
+        elif module == "eventsourcing.postgres":
+            # URL parameters, an early connection check and locked table creation.
+            environment["PERSISTENCE_MODULE"] = POSTGRES_FACTORY_TOPIC
         # Session ids are strings: an inherited ORIGINATOR_ID_TYPE=uuid would make
         # writes commit and every read fail, so it is forced here.
         for key in environment.create_keys("ORIGINATOR_ID_TYPE"):

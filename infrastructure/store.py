@@ -1,141 +1,111 @@
-"""Store URLs: one string that picks the recorder and its settings.
+"""Opening a store by URL: ``open_sessions``, existence checks and ``migrate``.
 
-``memory:`` (POPO), ``sqlite:///path.db`` (the embedded default) and
-``postgresql://user:password@host:port/db?schema=name`` become the library's
-environment variables; the application never sees the URL, only the environment.
+``memory:`` (POPO), ``sqlite:///path.db`` and
+``postgresql://user:password@host:port/db?schema=name&sslmode=require`` (parsed by
+:mod:`agentlog.infrastructure.store_url`) become the library's environment
+variables. See ``docs/service.md``.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qs, unquote, urlsplit
 
-from agentlog.domain.errors import AgentlogError
+from agentlog.domain.errors import StoreNotFoundError, StoreUnavailableError
+from agentlog.infrastructure.store_url import (
+    DEFAULT_STORE_URL,
+    STORE_ENV_VAR,
+    StoreConfig,
+    StoreURLError,
+    mask_url,
+    parse_store_url,
+)
 
 if TYPE_CHECKING:
     from agentlog.application.sessions import Sessions
 
-DEFAULT_STORE_URL = "sqlite:///agentlog.db"
-STORE_ENV_VAR = "AGENTLOG_STORE"
+
+def store_url_from_environment(
+    explicit: str | None = None, default: str = DEFAULT_STORE_URL
+) -> str:
+    """The URL given, else ``AGENTLOG_STORE``, else ``default`` (the CLI's file)."""
+    return explicit or os.environ.get(STORE_ENV_VAR) or default
 
 
-class StoreURLError(AgentlogError, ValueError):
-    """A store URL this build cannot use."""
-
-
-class StoreUnavailableError(AgentlogError):
-    """The store's database could not be reached or opened."""
-
-
-@dataclass(frozen=True)
-class StoreConfig:
-    """A parsed store URL: its environment for ``Sessions`` and a safe display form."""
-
-    url: str
-    env: dict[str, str]
-    display: str
-    schema: str | None = None
-
-
-def parse_store_url(url: str) -> StoreConfig:
-    """Turn a store URL into the ``eventsourcing`` environment that selects it."""
-    url = url.strip()
-    if url in {"memory:", "memory://", "popo:"}:
-        return StoreConfig(url, {"PERSISTENCE_MODULE": "eventsourcing.popo"}, url)
-    parts = urlsplit(url)
-    if parts.scheme == "sqlite":
-        path = unquote(parts.path)
-        if parts.netloc:
-            msg = (
-                f"invalid store URL {url!r}: use sqlite:///relative.db or "
-                "sqlite:////absolute/path.db"
-            )
-            raise StoreURLError(msg)
-        path = path[1:] if path.startswith("/") else path
-        if not path:
-            msg = f"invalid store URL {url!r}: the SQLite file path is missing"
-            raise StoreURLError(msg)
-        env = {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": path}
-        return StoreConfig(url, env, url)
-    if parts.scheme in {"postgresql", "postgres"}:
-        query = parse_qs(parts.query)
-        dbname = unquote(parts.path.lstrip("/"))
-        if not dbname:
-            msg = f"invalid store URL {url!r}: the database name is missing"
-            raise StoreURLError(msg)
-        schema = query.get("schema", [""])[0] or None
-        try:
-            port = parts.port
-        except ValueError as error:
-            msg = f"invalid store URL {url!r}: {error}"
-            raise StoreURLError(msg) from error
-        env = {
-            "PERSISTENCE_MODULE": "eventsourcing.postgres",
-            "POSTGRES_DBNAME": dbname,
-            "POSTGRES_HOST": parts.hostname or "127.0.0.1",
-            "POSTGRES_PORT": str(port or 5432),
-            "POSTGRES_USER": unquote(parts.username or "postgres"),
-            "POSTGRES_PASSWORD": unquote(parts.password or ""),
-            "POSTGRES_CONNECT_TIMEOUT": query.get("connect_timeout", ["5"])[0],
-        }
-        if schema:
-            env["POSTGRES_SCHEMA"] = schema
-        display = url.replace(f":{parts.password}@", ":***@") if parts.password else url
-        return StoreConfig(url, env, display, schema)
-    msg = (
-        f"invalid store URL {url!r}: expected memory:, sqlite:///path.db or "
-        "postgresql://user:password@host:port/db?schema=name"
-    )
-    raise StoreURLError(msg)
-
-
-def store_url_from_environment(explicit: str | None = None) -> str:
-    """The URL given, else ``AGENTLOG_STORE``, else the embedded SQLite default."""
-    return explicit or os.environ.get(STORE_ENV_VAR) or DEFAULT_STORE_URL
+def check_store_exists(config: StoreConfig) -> None:
+    """Refuse a store that is not there yet (for readers that must not create it)."""
+    if config.sqlite_path is not None and not Path(config.sqlite_path).is_file():
+        msg = f"no store at {config.display}: {config.sqlite_path} does not exist"
+        raise StoreNotFoundError(msg)
 
 
 def ensure_postgres_schema(config: StoreConfig) -> None:
     """Create the URL's schema if missing (the library expects it to exist)."""
     if config.schema is None:
         return
-    import psycopg
-    from psycopg import sql
+    from agentlog.infrastructure.postgres import connect
 
-    env = config.env
-    try:
-        with psycopg.connect(
-            dbname=env["POSTGRES_DBNAME"],
-            host=env["POSTGRES_HOST"],
-            port=int(env["POSTGRES_PORT"]),
-            user=env["POSTGRES_USER"],
-            password=env["POSTGRES_PASSWORD"],
-            connect_timeout=int(env["POSTGRES_CONNECT_TIMEOUT"]),
-            autocommit=True,
-        ) as connection:
-            connection.execute(
-                sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
-                    sql.Identifier(config.schema)
-                )
-            )
-    except psycopg.Error as error:
-        msg = f"cannot reach the PostgreSQL store {config.display}: {error}".strip()
-        raise StoreUnavailableError(msg) from error
+    with connect(config.env) as connection:
+        connection.execute(f'CREATE SCHEMA IF NOT EXISTS "{config.schema}"')
 
 
 def open_sessions(
-    url: str | None = None, *, invariants: bool = True, **env: str
+    url: str | None = None,
+    *,
+    invariants: bool = True,
+    create: bool = True,
+    **env: str,
 ) -> Sessions:
-    """A ``Sessions`` application on the store a URL names."""
+    """A ``Sessions`` application on the store a URL names.
+
+    Without a URL: ``AGENTLOG_STORE``, else the library's variables, else memory
+    (the library never creates a file nobody named). ``create=False`` refuses a
+    store that does not exist yet (:class:`StoreNotFoundError`).
+    """
     from agentlog.application.sessions import Sessions
 
-    config = parse_store_url(store_url_from_environment(url))
-    ensure_postgres_schema(config)
+    url = url or os.environ.get(STORE_ENV_VAR)
+    if url is None:
+        return Sessions(env=env or None, invariants=invariants)
+    config = parse_store_url(url)
+    if create:
+        ensure_postgres_schema(config)
+    else:
+        check_store_exists(config)
+    return Sessions(env=env or None, store=url, invariants=invariants)
+
+
+def migrate(url: str) -> list[str]:
+    """Create the store's tables and views (for ``create_tables=False`` services).
+
+    Returns the names of what now exists, for the command line to print.
+    """
+    from agentlog.application.catch_up import views_of
+
+    app = open_sessions(url, CREATE_TABLE="y")
     try:
-        return Sessions(env={**config.env, **env}, invariants=invariants)
-    except Exception as error:
-        if isinstance(error, AgentlogError):
-            raise
-        msg = f"cannot open the store {config.display}: {error}".strip()
-        raise StoreUnavailableError(msg) from error
+        views = views_of(app)
+        return [
+            "events",
+            "snapshots",
+            *(projection.name for projection in views.projections),
+        ]
+    finally:
+        app.close()
+
+
+__all__ = [
+    "DEFAULT_STORE_URL",
+    "STORE_ENV_VAR",
+    "StoreConfig",
+    "StoreNotFoundError",
+    "StoreURLError",
+    "StoreUnavailableError",
+    "check_store_exists",
+    "mask_url",
+    "migrate",
+    "open_sessions",
+    "parse_store_url",
+    "store_url_from_environment",
+]

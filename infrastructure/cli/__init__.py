@@ -10,7 +10,7 @@ from agentlog.infrastructure.cli.demo import command as demo
 from agentlog.infrastructure.cli import reads, writes
 
 # isort: split
-from agentlog.infrastructure.cli import schema
+from agentlog.infrastructure.cli import migrate, schema
 from agentlog.infrastructure.cli.program import cli, main
 
-__all__ = ["cli", "demo", "main", "reads", "schema", "writes"]
+__all__ = ["cli", "demo", "main", "migrate", "reads", "schema", "writes"]

@@ -88,7 +88,9 @@ def test_an_unreachable_postgres_is_one_line(tmp_path: Path) -> None:
     assert "secret" not in line
     without_schema = "postgresql://postgres@127.0.0.1:1/test?connect_timeout=1"
     line = one_line_error(run_cli("--store", without_schema, "ls", cwd=tmp_path))
-    assert line.startswith(f"cannot open the store {without_schema}")
+    assert line.startswith(
+        "cannot reach the PostgreSQL store postgresql://postgres@127.0.0.1:1/test: "
+    )
 
 
 def test_the_installed_script_and_the_module_agree(tmp_path: Path) -> None:

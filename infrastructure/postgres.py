@@ -1,0 +1,141 @@
+"""The PostgreSQL factory ``Sessions`` uses: the library's, made safe to share.
+
+Three additions over :class:`eventsourcing.postgres.PostgresFactory`:
+
+- every libpq parameter of the store URL (``sslmode``, ``sslrootcert``,
+  ``application_name``, ``options``…) reaches every pooled connection;
+- a first connection is made at once, so a wrong database, password or SSL
+  setting fails now, naming the cause, instead of after the pool's timeout;
+- table creation holds a PostgreSQL advisory lock. The library's ``CREATE TYPE``
+  and ``CREATE TABLE IF NOT EXISTS`` race when several processes open the same
+  schema at once (``duplicate key … pg_type``, "tuple concurrently updated");
+  serialised, each opener finds the others' tables and creates nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl
+
+import psycopg
+from eventsourcing.postgres import PostgresFactory
+
+from agentlog.domain.errors import StoreUnavailableError
+from agentlog.infrastructure.store_url import CONNINFO_ENV_VAR
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
+    from eventsourcing.persistence import AggregateRecorder, ApplicationRecorder
+    from eventsourcing.utils import Environment, EnvType
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_APPLICATION_NAME = "agentlog"
+DDL_LOCK_KEY = 0x6167656E746C6F67  # "agentlog" as a bigint: one key for all schemas
+
+
+def connection_kwargs(env: Mapping[str, str]) -> dict[str, Any]:
+    """libpq keyword arguments from the library's variables and the URL's extras."""
+    kwargs: dict[str, Any] = {
+        "dbname": env["POSTGRES_DBNAME"],
+        "host": env["POSTGRES_HOST"],
+        "port": env.get("POSTGRES_PORT") or "5432",
+        "user": env["POSTGRES_USER"],
+        "password": env.get("POSTGRES_PASSWORD") or "",
+        "application_name": DEFAULT_APPLICATION_NAME,
+    }
+    timeout = env.get("POSTGRES_CONNECT_TIMEOUT")
+    if timeout:
+        kwargs["connect_timeout"] = timeout
+    kwargs.update(parse_qsl(env.get(CONNINFO_ENV_VAR) or ""))
+    return kwargs
+
+
+def describe(kwargs: Mapping[str, Any]) -> str:
+    """Where a connection goes, without its password."""
+    secret = ":***" if kwargs.get("password") else ""
+    return (
+        f"postgresql://{kwargs['user']}{secret}@{kwargs['host']}:{kwargs['port']}/"
+        f"{kwargs['dbname']}"
+    )
+
+
+def unavailable(
+    kwargs: Mapping[str, Any], error: BaseException
+) -> StoreUnavailableError:
+    """A typed, password-free error for a connection that failed."""
+    reason = " ".join(str(error).split())
+    password = str(kwargs.get("password") or "")
+    if password:
+        reason = reason.replace(password, "***")
+    return StoreUnavailableError(
+        f"cannot reach the PostgreSQL store {describe(kwargs)}: {reason}"
+    )
+
+
+@contextlib.contextmanager
+def connect(env: Mapping[str, str]) -> Iterator[psycopg.Connection[Any]]:
+    """One autocommit connection outside the pool; failures are typed."""
+    kwargs = connection_kwargs(env)
+    try:
+        connection = psycopg.connect(**kwargs, autocommit=True)
+    except psycopg.Error as error:
+        raise unavailable(kwargs, error) from error
+    with connection:
+        yield connection
+
+
+class AgentlogPostgresFactory(PostgresFactory):
+    """``PostgresFactory`` with URL parameters, an early check and locked DDL."""
+
+    def __init__(self, env: Environment | EnvType | None) -> None:
+        super().__init__(env)
+        kwargs = connection_kwargs(self.env)
+        pool_kwargs = self.datastore.pool.kwargs
+        assert isinstance(pool_kwargs, dict)
+        pool_kwargs.update({k: v for k, v in kwargs.items() if k not in pool_kwargs})
+        self._kwargs = {**kwargs, "password": pool_kwargs.get("password", "")}
+        with self._connection():
+            pass  # fail now, naming the cause, if the database cannot be reached
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        try:
+            connection = psycopg.connect(**self._kwargs, autocommit=True)
+        except psycopg.Error as error:
+            raise unavailable(self._kwargs, error) from error
+        with connection:
+            yield connection
+
+    @contextlib.contextmanager
+    def _ddl_lock(self) -> Iterator[None]:
+        """Hold the advisory lock while the library creates tables (if it does)."""
+        if not self.env_create_table():
+            yield
+            return
+        with self._connection() as connection:
+            connection.execute("SELECT pg_advisory_lock(%s)", (DDL_LOCK_KEY,))
+            try:
+                yield
+            finally:
+                with contextlib.suppress(psycopg.Error):
+                    connection.execute("SELECT pg_advisory_unlock(%s)", (DDL_LOCK_KEY,))
+
+    def aggregate_recorder(self, purpose: str = "events") -> AggregateRecorder:
+        with self._ddl_lock():
+            return super().aggregate_recorder(purpose)
+
+    def application_recorder(self) -> ApplicationRecorder:
+        with self._ddl_lock():
+            return super().application_recorder()
+
+    def tracking_recorder(self, tracking_recorder_class: Any = None) -> Any:
+        with self._ddl_lock():
+            return super().tracking_recorder(tracking_recorder_class)
+
+
+Factory = AgentlogPostgresFactory
+FACTORY_TOPIC = "agentlog.infrastructure.postgres:AgentlogPostgresFactory"

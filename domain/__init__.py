@@ -35,6 +35,12 @@ from agentlog.domain.json import (
 )
 from agentlog.domain.messages import derive_message, derive_messages
 from agentlog.domain.pairing import is_tool_pairing_balanced
+from agentlog.domain.payloads import (
+    Message,
+    SessionHeader,
+    SessionMeta,
+    SessionSummary,
+)
 from agentlog.domain.repair import RepairTracker, interrupted_turn_closers
 from agentlog.domain.session import (
     SESSION_FORMAT_VERSION,
@@ -66,10 +72,8 @@ from agentlog.domain.vocabulary import (
     PAYLOAD_MODELS,
     PLUGIN_TYPES,
     SURFACE_TYPES,
-    Message,
-    SessionHeader,
-    SessionMeta,
-    SessionSummary,
+    VOCABULARY,
+    EventType,
     check_payload,
     is_surface_eligible_type,
     is_surface_event,
@@ -83,9 +87,11 @@ __all__ = [
     "PLUGIN_TYPES",
     "SESSION_FORMAT_VERSION",
     "SURFACE_TYPES",
+    "VOCABULARY",
     "AgentlogError",
     "CorruptSessionLogError",
     "Envelope",
+    "EventType",
     "InvariantError",
     "Json",
     "LogOnly",

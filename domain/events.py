@@ -1,4 +1,4 @@
-"""The session's domain events: one class per log type, the wire name as ``TOPIC``.
+"""The session's domain events: one class per declared type, the wire name as ``TOPIC``.
 
 An event carries the log entry exactly as recorded (its *envelope*, the JSON object of
 docs/events.md#envelope) and its compact JSON encoding, computed once when the event is
@@ -9,15 +9,20 @@ validates, so replaying a stored log cannot fail on a rule.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, ClassVar
+from types import MappingProxyType
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from eventsourcing.domain import CanMutateAggregate
 
 from agentlog.domain.json import dumps
+from agentlog.domain.vocabulary import VOCABULARY
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from agentlog.domain.json import Envelope
     from agentlog.domain.session import Session
+    from agentlog.domain.vocabulary import EventType
 
 
 class SessionEvent(CanMutateAggregate[str]):
@@ -86,122 +91,29 @@ class SessionEvent(CanMutateAggregate[str]):
         return f"{type(self).__name__}({self.envelope!r})"
 
 
-class TurnStarted(SessionEvent):
-    TOPIC = "turn/start"
-
-
-class TurnEnded(SessionEvent):
-    TOPIC = "turn/end"
-
-
-class StepStarted(SessionEvent):
-    TOPIC = "step/start"
-
-
-class StepEnded(SessionEvent):
-    TOPIC = "step/end"
-
-
-class UserMessaged(SessionEvent):
-    TOPIC = "user/message"
-
-
-class PromptBlocked(SessionEvent):
-    TOPIC = "prompt/blocked"
-
-
-class ContextInjected(SessionEvent):
-    TOPIC = "context/message"
-
-
-class AssistantChunked(SessionEvent):
-    TOPIC = "assistant/chunk"
-
-
-class AssistantMessaged(SessionEvent):
-    TOPIC = "assistant/message"
-
-
-class ToolCalled(SessionEvent):
-    TOPIC = "tool/call"
-
-
-class ToolResulted(SessionEvent):
-    TOPIC = "tool/result"
-
-
-class SteeringInjected(SessionEvent):
-    TOPIC = "steering/message"
-
-
-class TodoWritten(SessionEvent):
-    TOPIC = "todo/write"
-
-
-class CompactStarted(SessionEvent):
-    TOPIC = "compact/start"
-
-
-class CompactSummarised(SessionEvent):
-    TOPIC = "compact/summary"
-
-
-class CompactEnded(SessionEvent):
-    TOPIC = "compact/end"
-
-
-class HookInvoked(SessionEvent):
-    TOPIC = "hook/invoked"
-
-
-class HookResulted(SessionEvent):
-    TOPIC = "hook/result"
-
-
-class SessionTitled(SessionEvent):
-    TOPIC = "session/title"
-
-
-class TitleRequested(SessionEvent):
-    TOPIC = "session/title-llm-request"
-
-
-class RequestHeaderRecorded(SessionEvent):
-    TOPIC = "request/header"
-
-
 class LogOnly(SessionEvent):
-    """Any type no class is registered for: stored verbatim, never on the surface."""
+    """Any type no class is declared for: stored verbatim, never on the surface."""
 
     TOPIC = ""
 
 
-EVENT_CLASSES: dict[str, type[SessionEvent]] = {
-    cls.TOPIC: cls
-    for cls in (
-        TurnStarted,
-        TurnEnded,
-        StepStarted,
-        StepEnded,
-        UserMessaged,
-        PromptBlocked,
-        ContextInjected,
-        AssistantChunked,
-        AssistantMessaged,
-        ToolCalled,
-        ToolResulted,
-        SteeringInjected,
-        TodoWritten,
-        CompactStarted,
-        CompactSummarised,
-        CompactEnded,
-        HookInvoked,
-        HookResulted,
-        SessionTitled,
-        TitleRequested,
-        RequestHeaderRecorded,
-    )
-}
+def _event_class(declared: EventType) -> type[SessionEvent]:
+    """The event class a declaration names: a ``SessionEvent`` whose ``TOPIC`` is
+    the wire name (classes are made here so the vocabulary stays the one list)."""
+    namespace = {
+        "TOPIC": declared.name,
+        "__slots__": (),
+        "__module__": __name__,
+        "__qualname__": declared.event_class,
+        "__doc__": f"A ``{declared.name}`` log entry.",
+    }
+    return type(declared.event_class, (SessionEvent,), namespace)
+
+
+EVENT_CLASSES: Final[Mapping[str, type[SessionEvent]]] = MappingProxyType(
+    {t.name: _event_class(t) for t in VOCABULARY if t.event_class}
+)
+"""Wire type -> event class, for every declared type."""
 
 
 def event_class_for(event_type: str) -> type[SessionEvent]:
@@ -219,29 +131,8 @@ def build_event(
 
 __all__ = [
     "EVENT_CLASSES",
-    "AssistantChunked",
-    "AssistantMessaged",
-    "CompactEnded",
-    "CompactStarted",
-    "CompactSummarised",
-    "ContextInjected",
-    "HookInvoked",
-    "HookResulted",
     "LogOnly",
-    "PromptBlocked",
-    "RequestHeaderRecorded",
     "SessionEvent",
-    "SessionTitled",
-    "SteeringInjected",
-    "StepEnded",
-    "StepStarted",
-    "TitleRequested",
-    "TodoWritten",
-    "ToolCalled",
-    "ToolResulted",
-    "TurnEnded",
-    "TurnStarted",
-    "UserMessaged",
     "build_event",
     "event_class_for",
 ]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Final
 
 from agentlog.domain.errors import InvariantError
 from agentlog.domain.json import js_number
+from agentlog.domain.vocabulary import IN_STEP_TYPES
 
 if TYPE_CHECKING:
     from agentlog.domain.json import Envelope, Json
@@ -26,11 +27,6 @@ class _Undefined:
 
 _UNDEFINED: Final = _Undefined()
 _js: Final = js_number  # a value as JavaScript's ${value} shows it
-
-# Types that must name the open turn and step (docs/invariants.md#the-checks, step 5).
-_IN_STEP: Final = frozenset(
-    {"step/end", "assistant/chunk", "assistant/message", "tool/call", "tool/result"}
-)
 
 
 def _field(data: Json, key: str) -> object:
@@ -130,7 +126,7 @@ class TurnInvariants:
                     f"{_js(turn)}, got {_js(step)}"
                 )
             return None
-        if event_type in _IN_STEP:
+        if event_type in IN_STEP_TYPES:
             if not (_same(turn, self.open_turn) and _same(step, self.open_step)):
                 return (
                     f"{event_type} names turn {_js(turn)}/step {_js(step)} but "

@@ -18,35 +18,21 @@ from __future__ import annotations
 from typing import Final
 
 from agentlog.domain.errors import UnsupportedSessionFormatError
-from agentlog.domain.vocabulary import PAYLOAD_MODELS
-
-CORE_FAMILIES: Final = frozenset(
-    {
-        "turn",
-        "step",
-        "user",
-        "prompt",
-        "context",
-        "assistant",
-        "tool",
-        "steering",
-        "todo",
-        "compact",
-        "hook",
-    }
+from agentlog.domain.vocabulary import (
+    PAYLOAD_MODELS,
+    RESERVED_TYPES,
+    VOCABULARY,
+    family_of,
 )
+
+_OPEN_FAMILIES: Final = frozenset({"session", "request"})
+
+CORE_FAMILIES: Final = frozenset(t.family for t in VOCABULARY) - _OPEN_FAMILIES
 """Families owned by the seed-era session core and its first-party plugins (closed
 sets). ``session/`` and ``request/`` are open: later harnesses add
 ``session/end-seed`` and ``request/context`` as plain log-only types."""
 
-RESERVED_TYPES: Final = frozenset({"session", "session-snapshot"})
-"""The stored topics of the header (``SessionCreated.TOPIC``) and of snapshots
-(``SessionSnapshot.TOPIC``): never event types."""
-
-
-def event_family(event_type: str) -> str:
-    """The family of a type: the part before its first ``/`` (or the whole name)."""
-    return event_type.partition("/")[0]
+event_family = family_of
 
 
 def is_known_type(event_type: str) -> bool:

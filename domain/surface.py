@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Final
 
 from agentlog.domain.errors import SurfaceError, SurfaceIntentError
 from agentlog.domain.json import Envelope, Json, js_number
-from agentlog.domain.vocabulary import SURFACE_TYPES
+from agentlog.domain.vocabulary import SURFACE_CODES, SURFACE_TYPES
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
@@ -25,14 +25,7 @@ if TYPE_CHECKING:
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 
 # One character per node type keeps the snapshot's type column a short string.
-_TYPE_CODES: Final = {
-    "user/message": "u",
-    "assistant/message": "a",
-    "tool/result": "r",
-    "context/message": "c",
-    "steering/message": "s",
-}
-_TOOL_RESULT: Final = _TYPE_CODES["tool/result"]
+_TOOL_RESULT: Final = SURFACE_CODES["tool/result"]
 _DIGEST_BYTES: Final = 9  # 72 bits: a check against accidental edits
 _DIGEST_CHARS: Final = 12  # base64 of 9 bytes, no padding
 
@@ -176,7 +169,7 @@ def _densely_text(event_type: str) -> str:
 def _type_code(event: Envelope) -> str | None:
     """The node type character of a surface-eligible event, else ``None``."""
     event_type = event.get("type")
-    return _TYPE_CODES.get(event_type) if type(event_type) is str else None
+    return SURFACE_CODES.get(event_type) if type(event_type) is str else None
 
 
 class Surface:

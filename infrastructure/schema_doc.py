@@ -19,13 +19,9 @@ from typing import TYPE_CHECKING, Any, Final
 from pydantic import Discriminator, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
+from agentlog.domain.payloads import OpenSet, SessionHeader
 from agentlog.domain.session import SESSION_FORMAT_VERSION
-from agentlog.domain.vocabulary import (
-    CORE_TYPES,
-    PAYLOAD_MODELS,
-    SURFACE_TYPES,
-    SessionHeader,
-)
+from agentlog.domain.vocabulary import CORE_TYPES, PAYLOAD_MODELS, SURFACE_TYPES
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
@@ -87,7 +83,9 @@ def _open_sets() -> dict[frozenset[str], str]:
         for name, value in vars(module).items():
             if typing.get_origin(value) is not typing.Annotated:
                 continue
-            if not any(isinstance(m, Discriminator) for m in value.__metadata__):
+            if not any(
+                isinstance(m, Discriminator | OpenSet) for m in value.__metadata__
+            ):
                 continue
             schema = TypeAdapter(value).json_schema(
                 ref_template=_DEFS + "{model}", schema_generator=_UntitledFields

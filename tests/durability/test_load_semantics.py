@@ -378,7 +378,7 @@ def test_a_registered_type_of_a_core_family_is_known() -> None:
         assert is_known_type("turn/pause")
         check_known_type("s", "turn/pause", 0)
     finally:
-        vocabulary._MODELS.pop("turn/pause")
+        vocabulary._REGISTRY.pop("turn/pause")
 
 
 NOT_WIRED = (

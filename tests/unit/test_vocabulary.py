@@ -12,11 +12,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentlog.domain import vocabulary
 from agentlog.domain.errors import PayloadError, UnsupportedSessionFormatError
-from agentlog.domain.vocabulary import (
-    CORE_TYPES,
-    PAYLOAD_MODELS,
-    PLUGIN_TYPES,
-    SURFACE_TYPES,
+from agentlog.domain.payloads import (
     AssistantMessagePayload,
     Message,
     SessionHeader,
@@ -25,7 +21,13 @@ from agentlog.domain.vocabulary import (
     TextBlock,
     TokenUsage,
     ToolResultBlock,
-    UnknownBlock,
+    TurnStartPayload,
+)
+from agentlog.domain.vocabulary import (
+    CORE_TYPES,
+    PAYLOAD_MODELS,
+    PLUGIN_TYPES,
+    SURFACE_TYPES,
     check_legacy,
     check_payload,
     is_surface_eligible_type,
@@ -911,13 +913,13 @@ def test_a_registered_plugin_type_is_checked() -> None:
         )
         assert "test/ping" in json_schema()
     finally:
-        del vocabulary._MODELS["test/ping"]
+        del vocabulary._REGISTRY["test/ping"]
 
 
 def test_core_types_cannot_be_re_registered() -> None:
     with pytest.raises(ValueError, match="core session event type"):
         register_payload("turn/start", _Ping)
-    assert PAYLOAD_MODELS["turn/start"] is vocabulary.TurnStartPayload
+    assert PAYLOAD_MODELS["turn/start"] is TurnStartPayload
 
 
 # --------------------------------------------------------------------------------------
@@ -1031,7 +1033,7 @@ def test_message_model() -> None:
     message = {"role": "assistant", "content": [TEXT, {"type": "image"}]}
     model = Message.model_validate(message)
     assert isinstance(model.content[0], TextBlock)
-    assert isinstance(model.content[1], UnknownBlock)
+    assert type(model.content[1]).__name__ == "UnknownContentBlock"
     assert model.model_dump() == message
     with pytest.raises(ValidationError):
         Message.model_validate({"role": "tool", "content": []})

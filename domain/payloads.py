@@ -319,9 +319,11 @@ class AbortedEnd(_Model):
 
 
 class ErrorEnd(_Model):
+    """The turn failed at ``step``; ``message`` is absent in some real logs."""
+
     kind: Literal["error"]
     step: int
-    message: str
+    message: str | MISSING = MISSING
     code: str | MISSING = MISSING
 
 
@@ -363,11 +365,19 @@ class _InStep(_InTurn):
 
 
 class TurnStartPayload(_InTurn):
-    trigger: TurnTrigger
+    """``trigger`` may be absent: a seed-era producer left it out
+    (docs/census-decisions.md)."""
+
+    trigger: TurnTrigger | MISSING = MISSING
 
 
-class TurnEndPayload(_InTurn):
-    reason: TurnEndReason
+class TurnEndPayload(_Model):
+    """``turn`` and ``reason`` may be absent: a seed-era producer wrote only
+    ``{error}`` (docs/census-decisions.md). The invariants still name a turn/end
+    without a turn when they check one."""
+
+    turn: int | MISSING = MISSING
+    reason: TurnEndReason | MISSING = MISSING
 
 
 class StepPayload(_InStep):
@@ -464,13 +474,17 @@ class HookInvokedPayload(_InTurn):
     handler_id: str
 
 
-class HookResultPayload(_InTurn):
-    point: str
-    handler_id: str
+class HookResultPayload(_Model):
+    """What a hook decided and how long it took (a JSON number: producers wrote
+    fractions); one seed-era producer wrote only these two keys."""
+
+    turn: int | MISSING = MISSING
+    point: str | MISSING = MISSING
+    handler_id: str | MISSING = MISSING
     decision: str
     exit_code: int | MISSING = MISSING
     stderr_summary: str | MISSING = MISSING
-    duration_ms: int
+    duration_ms: float
 
 
 class FallbackTitleSource(_Model):
@@ -507,8 +521,15 @@ class SessionTitleLlmRequestPayload(_Model):
     max_tokens: int
 
 
+class ProviderConfig(_Model):
+    """The request's model settings; some producers wrote no ``provider``."""
+
+    provider: str | MISSING = MISSING
+    model: str
+
+
 class RequestHeaderBody(_Model):
-    config: ModelRef
+    config: ProviderConfig
     system: Json | MISSING = MISSING
     tools: Json | MISSING = MISSING
     message_prefix: Json | MISSING = MISSING
@@ -530,7 +551,9 @@ NonNegativeInt: TypeAlias = Annotated[int, Field(ge=0)]
 class SessionHeader(_Model):
     """Immutable metadata kept beside the log (never an event)."""
 
-    version: int
+    version: int | MISSING = MISSING
+    """Absent in some seed-era logs; the format rule decides whether such a log
+    is stored (docs/census-decisions.md)."""
     id: str
     created_at: int
     cwd: str | MISSING = MISSING
@@ -578,6 +601,7 @@ __all__ = [
     "PlainFinish",
     "PluginSource",
     "PromptBlockedPayload",
+    "ProviderConfig",
     "ProviderTitleSource",
     "ReasoningBlock",
     "RequestHeaderBody",

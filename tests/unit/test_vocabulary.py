@@ -554,7 +554,11 @@ INVALID: list[tuple[str, Any, str]] = [
         {"turn": 1.0, "trigger": TRIGGER},
         "turn: Input should be a valid integer",
     ),
-    ("turn/start", {"turn": 1}, "trigger: Field required"),
+    (
+        "turn/start",
+        {"turn": 1, "trigger": None},
+        'trigger: Input should be a turn trigger: an object with a string "kind"',
+    ),
     (
         "turn/start",
         5,

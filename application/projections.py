@@ -101,7 +101,9 @@ class View(TrackingRecorder, ABC, Generic[TRow]):
 
     Tracking is *per view*: the library keys tracking rows by the upstream
     application name only, so two views in one database would share a position.
-    Each view therefore records ``"<application>#<view_name>"``.
+    Each view therefore records ``"<application>#<view_name>"``. ``view_name``
+    and ``table_name`` carry the table layout's version: a new layout gets new
+    tables and a position of its own, and the views fold the log again into them.
     """
 
     view_name: ClassVar[str] = ""
@@ -135,8 +137,8 @@ class View(TrackingRecorder, ABC, Generic[TRow]):
 
 
 class ListingView(View[ListingRow], ABC):
-    view_name = "listing"
-    table_name = "agentlog_listing"
+    view_name = "listing.v2"
+    table_name = "agentlog_listing_v2"
     row_type = ListingRow
 
     @abstractmethod
@@ -151,14 +153,14 @@ class ListingView(View[ListingRow], ABC):
 
 
 class TitleView(View[TitleRow], ABC):
-    view_name = "titles"
-    table_name = "agentlog_titles"
+    view_name = "titles.v2"
+    table_name = "agentlog_titles_v2"
     row_type = TitleRow
 
 
 class LineageView(View[LineageRow], ABC):
-    view_name = "lineage"
-    table_name = "agentlog_lineage"
+    view_name = "lineage.v2"
+    table_name = "agentlog_lineage_v2"
     row_type = LineageRow
 
     @abstractmethod
@@ -204,12 +206,26 @@ class SessionProjection(Projection[TView], ABC, Generic[TView]):
 
         def merge(rows: dict[str, Any]) -> list[Any]:
             changed = (
-                self.fold(rows.get(key), batch, key)
+                self._fold_isolated(rows.get(key), batch, key)
                 for key, batch in by_session.items()
             )
             return [row for row in changed if row is not None]
 
         return self.view.save(by_session.keys(), merge, tracking)
+
+    def _fold_isolated(
+        self, row: Any, events: list[ProjectedEvent], session_id: str
+    ) -> Any:
+        """``fold``, but a session it cannot fold keeps its row (and is logged).
+
+        The batch holds other sessions' events: one session's data must never
+        stop the views, and with them the reads of every other session.
+        """
+        try:
+            return self.fold(row, events, session_id)
+        except Exception:
+            log.exception("view %s skips session %r", self.name, session_id)
+            return None
 
 
 class ListingProjection(SessionProjection[ListingView]):

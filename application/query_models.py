@@ -58,8 +58,28 @@ class QueryModel(BaseModel):
         return dumped
 
     def to_json(self) -> Json:
-        """The spec's JSON shape (what ``--json`` prints)."""
-        return self.model_dump(mode="json")
+        """The spec's JSON shape (what ``--json`` prints), at any nesting depth.
+
+        Built field by field rather than by ``model_dump``: pydantic's serialiser
+        recurses and fails past a few hundred levels, and a session's data may be
+        20,000 deep. JSON-valued fields are copied with the domain's iterative
+        codec; nested models use their own ``to_json``.
+        """
+        out: dict[str, Any] = {}
+        for name, field in type(self).model_fields.items():
+            value = getattr(self, name)
+            if value is None and name in self.omit_when_none:
+                continue
+            out[field.serialization_alias or field.alias or name] = _to_json(value)
+        return out
+
+
+def _to_json(value: Any) -> Json:
+    if isinstance(value, QueryModel | TitleSnapshot):
+        return value.to_json()
+    if type(value) is list and any(isinstance(item, QueryModel) for item in value):
+        return [_to_json(item) for item in value]
+    return copy_json(value)
 
 
 class SessionRecord(QueryModel):

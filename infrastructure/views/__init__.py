@@ -4,6 +4,16 @@ Each module exports ``VIEW_CLASSES``;
 ``agentlog.application.projections.view_classes_for``
 picks the module from the application's infrastructure factory. The helpers here
 turn row values into column values and back, the same way on every SQL backend.
+
+Text columns hold bytes, not SQL text (docs/strings.md). A session's strings are
+whatever JavaScript can hold: lone surrogates cannot be encoded as UTF-8 (SQLite's
+driver refuses them) and PostgreSQL ``text`` cannot hold NUL, so one such string in
+one header or prompt used to fail the views' batch, and with it every read of every
+session. UTF-8 with ``surrogatepass`` in a BLOB/``bytea`` column is lossless for
+every Python string, NUL included, and it keeps code-point order (the order Python
+sorts ids in), so keyset paging, ``=`` and the lineage joins work on the bytes
+unchanged. JSON-escaped text would also be lossless, but its order differs from
+code-point order for escaped characters.
 """
 
 from __future__ import annotations
@@ -16,16 +26,27 @@ from agentlog.domain.json import dumps, loads
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
+def encode_text(value: str) -> bytes:
+    """A string as column bytes: lossless for every code point, order-preserving."""
+    return value.encode("utf-8", "surrogatepass")
+
+
+def decode_text(value: bytes | bytearray | memoryview) -> str:
+    return bytes(value).decode("utf-8", "surrogatepass")
+
+
 def encode_column(kind: str, value: Any, *, bounded_ints: bool) -> Any:
     """A row value as a database parameter (``None`` is SQL NULL).
 
-    JSON goes in as bytes; a number column only orders rows (the exact value
-    lives in the JSON), so SQLite gets a float for an int beyond 64 bits.
+    JSON and text go in as bytes; a number column only orders rows (the exact
+    value lives in the JSON), so SQLite gets a float for an int beyond 64 bits.
     """
     if value is None:
         return None
     if kind == "json":
         return dumps(value)
+    if kind == "text":
+        return encode_text(value)
     if (
         kind == "number"
         and bounded_ints
@@ -42,6 +63,8 @@ def decode_column(kind: str, value: Any) -> Any:
         return None
     if kind == "json":
         return loads(bytes(value))
+    if kind == "text":
+        return decode_text(value)
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     return value

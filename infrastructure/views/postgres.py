@@ -3,7 +3,8 @@
 Every view records its position in one table, ``agentlog_view_tracking``,
 whichever factory built it (the application's, or a ``ProjectionRunner``'s), so an
 in-process ``catch_up`` and a worker process share positions and never apply a
-notification twice. Ids sort with ``COLLATE "C"``: code-point order, as in Python.
+notification twice. Ids are bytes (UTF-8, ``surrogatepass``): they sort by code
+point, as in Python.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from agentlog.application.view_rows import (
     columns,
     row_values,
 )
-from agentlog.infrastructure.views import decode_column, encode_column
+from agentlog.infrastructure.views import decode_column, encode_column, encode_text
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from agentlog.application.projections import Merge
 
 TRow = TypeVar("TRow")
-PG_TYPES = {"text": "text", "int": "bigint", "number": "numeric", "json": "bytea"}
+PG_TYPES = {"text": "bytea", "int": "bigint", "number": "numeric", "json": "bytea"}
 
 
 class PostgresView(PostgresTrackingRecorder, View[TRow], Generic[TRow]):
@@ -121,7 +122,7 @@ class PostgresView(PostgresTrackingRecorder, View[TRow], Generic[TRow]):
         if not keys:
             return {}
         sql = self._select_sql + SQL("WHERE session_id = ANY(%s)")
-        rows = self._fetch(curs, sql, (list(keys),))
+        rows = self._fetch(curs, sql, ([encode_text(key) for key in keys],))
         return {row.session_id: row for row in rows}  # type: ignore[attr-defined]
 
     def save(
@@ -149,7 +150,7 @@ class PostgresView(PostgresTrackingRecorder, View[TRow], Generic[TRow]):
             return self._select(curs, keys)
 
     def select_all(self) -> list[TRow]:
-        sql = self._select_sql + SQL('ORDER BY session_id COLLATE "C"')
+        sql = self._select_sql + SQL("ORDER BY session_id")
         with self.datastore.transaction(commit=False) as curs:
             return self._fetch(curs, sql, ())
 
@@ -170,8 +171,7 @@ class PostgresListingView(PostgresView[ListingRow], ListingView):
     def index_statements(self) -> list[Composed]:
         return [
             SQL(
-                "CREATE INDEX IF NOT EXISTS {0} "
-                'ON {1} (created_at DESC, session_id COLLATE "C")'
+                "CREATE INDEX IF NOT EXISTS {0} ON {1} (created_at DESC, session_id)"
             ).format(self._index_name("recent"), self._table)
         ]
 
@@ -182,11 +182,10 @@ class PostgresListingView(PostgresView[ListingRow], ListingView):
         params: list[Any] = []
         if after is not None:
             sql += SQL(
-                "AND (created_at < %s OR (created_at = %s "
-                'AND session_id COLLATE "C" > %s)) '
+                "AND (created_at < %s OR (created_at = %s AND session_id > %s)) "
             )
-            params += [after[0], after[0], after[1]]
-        sql += SQL('ORDER BY created_at DESC, session_id COLLATE "C" LIMIT %s')
+            params += [after[0], after[0], encode_text(after[1])]
+        sql += SQL("ORDER BY created_at DESC, session_id LIMIT %s")
         params.append(limit)
         with self.datastore.transaction(commit=False) as curs:
             return self._fetch(curs, sql, params)
@@ -217,27 +216,28 @@ class PostgresLineageView(PostgresView[LineageRow], LineageView):
     def select_children(self, parent_id: str) -> list[LineageRow]:
         sql = self._select_sql + SQL("WHERE parent_session = %s")
         with self.datastore.transaction(commit=False) as curs:
-            return self._fetch(curs, sql, (parent_id,))
+            return self._fetch(curs, sql, (encode_text(parent_id),))
 
     # UNION (not UNION ALL) drops revisited ids, so a cycle ends the recursion.
     def select_subtree(self, session_id: str) -> list[LineageRow]:
         sql = SQL(
-            "WITH RECURSIVE below(id) AS (SELECT %s::text UNION "
+            "WITH RECURSIVE below(id) AS (SELECT %s::bytea UNION "
             "SELECT l.session_id FROM {0} l JOIN below ON l.parent_session = below.id) "
             "{1}WHERE session_id IN (SELECT id FROM below) AND session_id != %s"
         ).format(self._table, self._select_sql)
         with self.datastore.transaction(commit=False) as curs:
-            return self._fetch(curs, sql, (session_id, session_id))
+            key = encode_text(session_id)
+            return self._fetch(curs, sql, (key, key))
 
     def select_ancestry(self, session_id: str) -> list[LineageRow]:
         sql = SQL(
-            "WITH RECURSIVE above(id) AS (SELECT %s::text UNION "
+            "WITH RECURSIVE above(id) AS (SELECT %s::bytea UNION "
             "SELECT l.parent_session FROM {0} l JOIN above ON l.session_id = above.id "
             "WHERE l.parent_session IS NOT NULL) "
             "{1}WHERE session_id IN (SELECT id FROM above)"
         ).format(self._table, self._select_sql)
         with self.datastore.transaction(commit=False) as curs:
-            return self._fetch(curs, sql, (session_id,))
+            return self._fetch(curs, sql, (encode_text(session_id),))
 
 
 VIEW_CLASSES = ViewClasses(

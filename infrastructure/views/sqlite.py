@@ -22,7 +22,7 @@ from agentlog.application.view_rows import (
     columns,
     row_values,
 )
-from agentlog.infrastructure.views import decode_column, encode_column
+from agentlog.infrastructure.views import decode_column, encode_column, encode_text
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from agentlog.application.projections import Merge
 
 TRow = TypeVar("TRow")
-SQLITE_TYPES = {"text": "TEXT", "int": "INTEGER", "number": "NUMERIC", "json": "BLOB"}
+SQLITE_TYPES = {"text": "BLOB", "int": "INTEGER", "number": "NUMERIC", "json": "BLOB"}
 CHUNK = 500
 
 
@@ -102,7 +102,7 @@ class SQLiteView(SQLiteTrackingRecorder, View[TRow], Generic[TRow]):
         found: dict[str, TRow] = {}
         ordered = sorted(keys)
         for i in range(0, len(ordered), CHUNK):
-            chunk = ordered[i : i + CHUNK]
+            chunk = [encode_text(key) for key in ordered[i : i + CHUNK]]
             marks = ", ".join("?" for _ in chunk)
             sql = self._select_sql + f"WHERE session_id IN ({marks})"
             for row in self._fetch(c, sql, chunk):
@@ -159,7 +159,7 @@ class SQLiteListingView(SQLiteView[ListingRow], ListingView):
         if after is not None:
             created = encode_column("number", after[0], bounded_ints=True)
             sql += "AND (created_at < ? OR (created_at = ? AND session_id > ?)) "
-            params += [created, created, after[1]]
+            params += [created, created, encode_text(after[1])]
         sql += "ORDER BY created_at DESC, session_id LIMIT ?"
         params.append(limit)
         with self.datastore.transaction(commit=False) as c:
@@ -188,7 +188,7 @@ class SQLiteLineageView(SQLiteView[LineageRow], LineageView):
     def select_children(self, parent_id: str) -> list[LineageRow]:
         sql = self._select_sql + "WHERE parent_session = ?"
         with self.datastore.transaction(commit=False) as c:
-            return self._fetch(c, sql, (parent_id,))
+            return self._fetch(c, sql, (encode_text(parent_id),))
 
     # UNION (not UNION ALL) drops revisited ids, so a cycle ends the recursion.
     def select_subtree(self, session_id: str) -> list[LineageRow]:
@@ -200,7 +200,8 @@ class SQLiteLineageView(SQLiteView[LineageRow], LineageView):
             f"AND session_id != ?"
         )
         with self.datastore.transaction(commit=False) as c:
-            return self._fetch(c, sql, (session_id, session_id))
+            key = encode_text(session_id)
+            return self._fetch(c, sql, (key, key))
 
     def select_ancestry(self, session_id: str) -> list[LineageRow]:
         sql = (
@@ -211,7 +212,7 @@ class SQLiteLineageView(SQLiteView[LineageRow], LineageView):
             f"{self._select_sql}WHERE session_id IN (SELECT id FROM above)"
         )
         with self.datastore.transaction(commit=False) as c:
-            return self._fetch(c, sql, (session_id,))
+            return self._fetch(c, sql, (encode_text(session_id),))
 
 
 VIEW_CLASSES = ViewClasses(

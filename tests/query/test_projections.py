@@ -169,7 +169,11 @@ def test_each_view_tracks_its_own_position(app: Sessions, backend: str) -> None:
                 r[0]
                 for r in connection.execute("SELECT application_name FROM tracking")
             }
-        assert {"Sessions#listing", "Sessions#titles", "Sessions#lineage"} <= names
+        assert {
+            "Sessions#listing.v2",
+            "Sessions#titles.v2",
+            "Sessions#lineage.v2",
+        } <= names
 
 
 @pytest.mark.slow

@@ -1,0 +1,143 @@
+"""The eventsourcing library's own recorder test cases, run against our subclasses.
+
+Our views extend the library's tracking recorders and keep the position under a
+per-view key by overriding its protected steps (``_insert_tracking``,
+``_max_tracking_id``, ``_assert_tracking_uniqueness``); the SQLite session
+recorder adds a read to the library's application recorder. These cases are the
+library's behavioural spec for a recorder, so every backend class must pass them
+as the library's own recorders do. Timing-only cases are skipped: they print,
+they assert nothing, and we never assert on time.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import unittest
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import psycopg
+from eventsourcing.tests.persistence import (
+    ApplicationRecorderTestCase,
+    TrackingRecorderTestCase,
+)
+
+from agentlog.application import Sessions
+from agentlog.infrastructure.recorders import SQLiteSessionRecorder
+from agentlog.infrastructure.views import popo, postgres, sqlite
+from tests.conftest import PG_URL, pg_params
+
+if TYPE_CHECKING:
+    from eventsourcing.persistence import TrackingRecorder
+
+NOT_TIMED = "timing only: prints, asserts nothing (we never assert on time)"
+
+
+class Backend:
+    """A fresh store per test: a POPO app, a SQLite file, or a PostgreSQL schema."""
+
+    backend: ClassVar[str]
+    app: Sessions
+
+    def setUp(self) -> None:
+        self._schema: str | None = None
+        self._directory = tempfile.TemporaryDirectory()
+        if self.backend == "popo":
+            env = {"PERSISTENCE_MODULE": "eventsourcing.popo"}
+        elif self.backend == "sqlite":
+            database = Path(self._directory.name) / "agentlog.db"
+            env = {"PERSISTENCE_MODULE": "eventsourcing.sqlite"}
+            env["SQLITE_DBNAME"] = str(database)
+        else:
+            env = self._postgres_env()
+        self.app = Sessions(env=env)
+
+    def _postgres_env(self) -> dict[str, str]:
+        from agentlog.infrastructure.store import parse_store_url
+
+        self._schema = "lib_" + uuid.uuid4().hex[:16]
+        try:
+            with psycopg.connect(**pg_params()) as connection:
+                connection.execute(f'CREATE SCHEMA "{self._schema}"')
+        except psycopg.OperationalError as error:
+            self._schema = None
+            raise unittest.SkipTest(f"PostgreSQL is unreachable: {error}") from error
+        return {**parse_store_url(PG_URL).env, "POSTGRES_SCHEMA": self._schema}
+
+    def tearDown(self) -> None:
+        self.app.close()
+        if self._schema is not None:
+            with psycopg.connect(**pg_params()) as connection:
+                connection.execute(f'DROP SCHEMA "{self._schema}" CASCADE')
+        self._directory.cleanup()
+
+
+class ViewCase(Backend, TrackingRecorderTestCase):
+    """The library's tracking cases on one view class, built as the app builds it."""
+
+    view_class: ClassVar[type[Any]]
+
+    def create_recorder(self) -> TrackingRecorder:
+        return self.app.factory.tracking_recorder(self.view_class)
+
+
+class TestPOPOListingView(ViewCase):
+    backend, view_class = "popo", popo.POPOListingView
+
+
+class TestPOPOTitleView(ViewCase):
+    backend, view_class = "popo", popo.POPOTitleView
+
+
+class TestPOPOLineageView(ViewCase):
+    backend, view_class = "popo", popo.POPOLineageView
+
+
+class TestSQLiteListingView(ViewCase):
+    backend, view_class = "sqlite", sqlite.SQLiteListingView
+
+
+class TestSQLiteTitleView(ViewCase):
+    backend, view_class = "sqlite", sqlite.SQLiteTitleView
+
+
+class TestSQLiteLineageView(ViewCase):
+    backend, view_class = "sqlite", sqlite.SQLiteLineageView
+
+
+class TestPostgresListingView(ViewCase):
+    backend, view_class = "postgres", postgres.PostgresListingView
+
+
+class TestPostgresTitleView(ViewCase):
+    backend, view_class = "postgres", postgres.PostgresTitleView
+
+
+class TestPostgresLineageView(ViewCase):
+    backend, view_class = "postgres", postgres.PostgresLineageView
+
+
+class TestSQLiteSessionRecorder(
+    Backend, ApplicationRecorderTestCase[SQLiteSessionRecorder]
+):
+    """The library's application-recorder cases on the recorder ``Sessions`` uses."""
+
+    backend = "sqlite"
+
+    def new_originator_id(self) -> str:
+        return str(uuid.uuid4())  # session ids are strings
+
+    def create_recorder(self) -> SQLiteSessionRecorder:
+        recorder = self.app.recorder
+        assert isinstance(recorder, SQLiteSessionRecorder)
+        return recorder
+
+    @unittest.skip(NOT_TIMED)
+    def test_performance(self) -> None: ...
+
+    @unittest.skip(NOT_TIMED)
+    def test_concurrent_throughput(self) -> None: ...
+
+
+del ViewCase  # abstract: collected only through its subclasses

@@ -45,14 +45,13 @@ from agentlog.domain.errors import (
     SessionNotFoundError,
     StaleSessionError,
     StoreUnavailableError,
-    UnsupportedSessionFormatError,
 )
 from agentlog.domain.events import SessionEvent
 from agentlog.domain.fork import resolve_fork_boundary
+from agentlog.domain.header import check_format_version
 from agentlog.domain.json import loads
 from agentlog.domain.known_types import check_known_type
 from agentlog.domain.session import (
-    SESSION_FORMAT_VERSION,
     Clock,
     Session,
     SessionCreated,
@@ -926,20 +925,6 @@ class Sessions(Application[str]):
         if aggregate.corruption is not None:
             raise aggregate.corruption
         return self.history.messages(aggregate, last=last)
-
-
-def check_format_version(session_id: str, header: Mapping[str, Any]) -> None:
-    """Refuse a header of another format version.
-
-    See docs/persistence.md#format-versions-and-legacy-shapes.
-    """
-    version = header.get("version")
-    if version != SESSION_FORMAT_VERSION or type(version) is not int:
-        msg = (
-            f'unsupported session format version {version} for "{session_id}" '
-            f"(only v{SESSION_FORMAT_VERSION} is supported)"
-        )
-        raise UnsupportedSessionFormatError(msg)
 
 
 def _refusing_legacy(events: Iterable[Any]) -> Iterator[Any]:

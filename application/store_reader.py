@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentlog.application.projections import decode_state
-from agentlog.application.sessions import check_format_version
 from agentlog.application.view_rows import HEADER_TYPE, ListingRow, Number
 from agentlog.domain.errors import CorruptSessionLogError, SessionNotFoundError
+from agentlog.domain.header import NOT_A_HEADER, check_format_version
 from agentlog.domain.title import TitleSnapshot, fold_session_title
 from agentlog.domain.vocabulary import check_legacy
 
@@ -127,8 +127,7 @@ class StoreReader:
     def _header(self, session_id: str, row: StoredEvent) -> dict[str, Any]:
         value = self._decode(session_id, row)
         if row.originator_version != 1 or value.get("type") != HEADER_TYPE:
-            msg = "corrupt session log: first line is not a session header"
-            raise CorruptSessionLogError(msg, session_id=session_id, seq=None)
+            raise CorruptSessionLogError(NOT_A_HEADER, session_id=session_id, seq=None)
         return {key: item for key, item in value.items() if key != "type"}
 
     def _event(self, session_id: str, row: StoredEvent) -> Envelope:

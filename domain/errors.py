@@ -185,3 +185,11 @@ class SessionQueryError(AgentlogError):
         super().__init__(message)
         self.code = code
         self.cause = cause
+
+
+class LogImportError(AgentlogError, ValueError):
+    """A log file cannot be imported; the message names the file and its line."""
+
+    def __init__(self, message: str, *, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line

@@ -29,15 +29,13 @@ from agentlog.domain.errors import (
     SurfaceError,
 )
 from agentlog.domain.events import SessionEvent, build_event
+from agentlog.domain.header import SESSION_FORMAT_VERSION
 from agentlog.domain.invariants import TurnInvariants
 from agentlog.domain.json import Envelope, NotJsonError, dumps, loads, snapshot_json
 from agentlog.domain.known_types import check_known_type
 from agentlog.domain.repair import RepairTracker
 from agentlog.domain.surface import Surface, check_intent
 from agentlog.domain.vocabulary import SURFACE_TYPES, check_legacy, check_payload
-
-SESSION_FORMAT_VERSION = 0
-"""The only header version this build reads or writes (pre-release format)."""
 
 Clock = Callable[[], int]
 """Returns the wall clock in epoch milliseconds."""
@@ -234,13 +232,23 @@ class Session(BaseAggregate[str]):
             session.seed(seed, strict=strict)
         return session
 
-    def seed(self, seed: Sequence[Mapping[str, Any]], *, strict: bool = False) -> None:
-        """Record history events with their own seqs and times (docs/fork.md#seeds)."""
+    def seed(
+        self,
+        seed: Sequence[Mapping[str, Any]],
+        *,
+        strict: bool = False,
+        extend: bool = False,
+    ) -> None:
+        """Record history events with their own seqs and times (docs/fork.md#seeds).
+
+        With ``extend`` the events continue a seed already recorded (an import
+        streamed in batches); their seqs go on from the session's next seq.
+        """
         if not isinstance(seed, Sequence) or isinstance(seed, (str, bytes)):
             raise SeedError("seed must be a list of session events")
-        if self.seq != 0:
+        if self.seq != 0 and not extend:
             raise SeedError("a seed can only start an empty session")
-        for index, event in enumerate(seed):
+        for index, event in enumerate(seed, start=self.seq):
             if not isinstance(event, Mapping):
                 raise SeedError(f"seed event at index {index} is not an object")
             seq = event.get("seq")

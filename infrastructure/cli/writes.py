@@ -1,19 +1,21 @@
 """The commands that write: import, export, fork and repair.
 
 Each is one use case of :class:`~agentlog.application.sessions.Sessions` or
+:mod:`~agentlog.application.transfer`, the files read and written by
 :mod:`~agentlog.infrastructure.formats.jsonl`.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path  # noqa: TC003 - typer reads the annotations at runtime
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from agentlog.domain.errors import AgentlogError
+from agentlog.application.transfer import export_events
+from agentlog.infrastructure.cli.imports import Imports
 from agentlog.infrastructure.cli.program import (
     EXIT_ERROR,
     JsonFlag,
@@ -26,10 +28,15 @@ from agentlog.infrastructure.cli.program import (
     out,
     say,
 )
+from agentlog.infrastructure.cli.progress import Meter, counted
 from agentlog.infrastructure.cli.render import (
     events_table,
 )
-from agentlog.infrastructure.formats.jsonl import export_session, import_log
+from agentlog.infrastructure.formats.jsonl import (
+    ZSTD_SUFFIXES,
+    write_atomically,
+    write_log,
+)
 
 WRITE = "Write"
 
@@ -39,7 +46,10 @@ def import_command(
     ctx: typer.Context,
     files: Annotated[
         list[Path],
-        typer.Argument(metavar="FILE...", help="JSONL logs (ours or harness)."),
+        typer.Argument(
+            metavar="FILE...",
+            help="JSONL logs, ours or the harness's, plain or Zstandard; - is stdin.",
+        ),
     ],
     strict: Annotated[
         bool, typer.Option("--strict", help="Also check the turn invariants.")
@@ -52,6 +62,14 @@ def import_command(
             help="Fill a {{NAME}} placeholder, e.g. --set cwd=/srv/app.",
         ),
     ] = None,
+    new_id: Annotated[
+        bool,
+        typer.Option(
+            "--new-id",
+            help="Give each session a fresh id (a child imported with its parent"
+            " keeps pointing at it).",
+        ),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Store log files as new sessions; prints each new session id."""
@@ -64,44 +82,27 @@ def import_command(
         substitutions[name] = value
     results: list[dict[str, Any]] = []
     failures = 0
-    with opened(ctx) as app:
-        progress = Progress(
-            TextColumn("importing"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.description}"),
-            console=err,
-            transient=True,
-            disable=len(files) < 2 or not err.is_terminal,
-        )
-        with progress:
-            task = progress.add_task("", total=len(files))
-            for path in files:
-                progress.update(task, description=path.name)
-                try:
-                    result = import_log(
-                        app, path, strict=strict, substitutions=substitutions
-                    )
-                except (AgentlogError, ValueError, TypeError, OSError) as error:
-                    failures += 1
-                    results.append({"file": str(path), "error": str(error)})
-                    if not as_json:
-                        say(err, f"{path}: {error}", style="red")
-                else:
-                    stored = app.is_stored(result.session_id)
-                    results.append(
-                        {
-                            "file": str(path),
-                            "sessionId": result.session_id if stored else None,
-                            "report": result.report,
-                        }
-                    )
-                    if not as_json:
-                        for line in result.report:
-                            say(err, f"{path}: warning: {line}", style="yellow")
-                        if stored:
-                            say(out, result.session_id)
-                progress.advance(task)
+    with opened(ctx) as app, Meter(err) as meter:
+        imports = Imports(app, meter, substitutions, strict=strict, new_id=new_id)
+        for path, outcome in imports.run([os.fspath(file) for file in files]):
+            if isinstance(outcome, str):
+                failures += 1
+                results.append({"file": path, "error": outcome})
+                if not as_json:
+                    say(err, f"{path}: {outcome}", style="red")
+                continue
+            results.append(
+                {
+                    "file": path,
+                    "sessionId": outcome.session_id,
+                    "events": outcome.events,
+                    "report": outcome.report,
+                }
+            )
+            if not as_json:
+                for line in outcome.report:
+                    say(err, f"{path}: warning: {line}", style="yellow")
+                say(out, outcome.session_id)
     if as_json:
         emit_json(results)
     if failures:
@@ -117,22 +118,25 @@ def export(
         typer.Option("-o", "--output", metavar="FILE", help="Write here, not stdout."),
     ] = None,
     zstd: Annotated[
-        bool, typer.Option("--zstd", help="Zstandard-compress (default for *.zstd).")
+        bool,
+        typer.Option("--zstd", help="Zstandard-compress (default for *.zst, *.zstd)."),
     ] = False,
 ) -> None:
     """Write a session as our JSONL: a header line, then one event per line."""
-    compress = zstd or (output is not None and output.suffix == ".zstd")
-    with opened(ctx) as app:
-        data = export_session(app, session_id, compress=compress)
+    compress = zstd or (output is not None and output.suffix in ZSTD_SUFFIXES)
+    with opened(ctx) as app, Meter(err, unit="events") as meter:
+        header = app.header(session_id)
+        meter.phase(f"exporting {session_id}", app.stored_length(session_id))
+        events = counted(export_events(app, session_id), meter)
         if output is None:
             sys.stdout.flush()
-            sys.stdout.buffer.write(data)
+            write_log(sys.stdout.buffer, header, events, compress=compress)
             sys.stdout.buffer.flush()
-        else:
-            output.write_bytes(data)
-            lines = data.count(b"\n") - 1 if not compress else None
-            count = f"{lines} events" if lines is not None else "compressed"
-            say(err, f"wrote {output} ({count})")
+            return
+        write_atomically(
+            output, lambda sink: write_log(sink, header, events, compress=compress)
+        )
+    say(err, f"wrote {output} ({meter.done} events)")
 
 
 @cli.command(rich_help_panel=WRITE)

@@ -19,8 +19,10 @@ Decisions (documented in the report of each import):
 
 from __future__ import annotations
 
+import io
 from typing import TYPE_CHECKING, Any, Final
 
+from agentlog.domain.header import HEADER_KEYS, SESSION_FORMAT_VERSION
 from agentlog.infrastructure.formats.harness_checks import (
     Report,
     check_blocks,
@@ -30,9 +32,9 @@ from agentlog.infrastructure.formats.harness_checks import (
 from agentlog.infrastructure.formats.harness_mapping import EventMapper
 from agentlog.infrastructure.formats.logscan import (
     DecodedLog,
+    LogLines,
     MalformedRowError,
     parse_header,
-    read_log_text,
     scan_events,
 )
 from agentlog.infrastructure.formats.placeholders import (
@@ -63,28 +65,24 @@ _ENVELOPE_KEYS: Final = ("type", "seq", "time", "data", "sourceEventSeqs", "surf
 _WRAPPED_TYPES: Final = frozenset(
     {"user/message", "assistant/message", "tool/result", "system/message"}
 )
-_HEADER_KEYS: Final = (
-    "version",
-    "id",
-    "createdAt",
-    "cwd",
-    "parentSession",
-    "seedLength",
-    "delegationDepth",
-)
 
 
 def looks_like_harness_row(value: object) -> bool:
     """Whether one parsed line has a shape only the harness's later writer produces.
 
-    Only shapes our application never stores count: packed rows, missing ``seq`` or
-    ``time``, envelope keys we do not write, ``turn/start`` without a trigger, a
-    message wrapper instead of ``content``, the later replace marker.
+    Only shapes our format never holds count: packed rows, rows with neither
+    ``seq`` nor ``time`` (one missing alone is a defect of our format, refused),
+    envelope keys we do not write, ``turn/start`` without a trigger, a message
+    wrapper instead of ``content``, the later replace marker. (Types only the later
+    writer uses do not count: an import keeps them as plugin events, so our own
+    exports hold them too.)
     """
     if not isinstance(value, dict):
         return False
     kind = value.get("type")
-    if kind in CHUNK_ROW_TYPES or "seq" not in value or "time" not in value:
+    if kind in CHUNK_ROW_TYPES:
+        return True
+    if "seq" not in value and "time" not in value:
         return True
     if set(value) - set(_ENVELOPE_KEYS):
         return True
@@ -106,21 +104,30 @@ def decode_harness_log(
     """Read a harness-head log (plain or Zstandard) and map it onto our vocabulary.
 
     The read rules are our format's (torn final line ignored, torn tail after the last
-    ``turn/end`` dropped, defects before it refused), except that ``delegationDepth``
-    may be absent. ``substitutions`` fills ``{{name}}`` placeholders (``cwd`` must be
-    absolute). The report names every row that is not an exact translation.
+    ``turn/end`` dropped, defects before it refused), except that ``version`` and
+    ``delegationDepth`` may be absent (a missing version is taken as 0, and said so).
+    ``substitutions`` fills ``{{name}}`` placeholders (``cwd`` must be absolute).
+    The report names every row that is not an exact translation; the decoded log
+    gives each event's file line.
     """
     checked = check_substitutions(substitutions)
-    text = read_log_text(data, session_id=source, require_depth=False)
-    raw_header = parse_header(text.lines[0], session_id=source, require_depth=False)
+    log = LogLines(io.BytesIO(data), source=source)
+    lines = iter(log)
+    first = next(lines)
+    raw_header = parse_header(first.text, source=source, require_version=False)
     raw_header = apply_substitutions(raw_header, checked)
     expander = _RowExpander(checked)
-    events, tail = scan_events(
-        text.lines[1:],
-        session_id=str(raw_header["id"]),
-        decode_row=expander,
-        strict_lines=text.strict_lines,
+    tail: list[str] = []
+    numbered = list(
+        scan_events(
+            lines,
+            log=log,
+            session_id=str(raw_header["id"]),
+            decode_row=expander,
+            report=tail,
+        )
     )
+    events = [event for _, event in numbered]
     report = Report()
     header = _map_header(raw_header, report)
     mapped = EventMapper(events, report).run()
@@ -132,7 +139,12 @@ def decode_harness_log(
             f"placeholder {placeholder} has no substitution; kept literally"
             f" ({count} occurrence(s))"
         )
-    return DecodedLog(header, mapped, [*text.report, *tail, *report.lines()])
+    return DecodedLog(
+        header,
+        mapped,
+        [*log.report, *tail, *report.lines()],
+        [line.number for line, _ in numbered],
+    )
 
 
 def _report_envelopes(expander: _RowExpander, total: int, report: Report) -> None:
@@ -150,7 +162,10 @@ def _report_envelopes(expander: _RowExpander, total: int, report: Report) -> Non
 
 
 def _map_header(raw: dict[str, Any], report: Report) -> dict[str, Any]:
-    header: dict[str, Any] = {key: raw[key] for key in _HEADER_KEYS if key in raw}
+    header: dict[str, Any] = {key: raw[key] for key in HEADER_KEYS if key in raw}
+    if "version" not in header:
+        header = {"version": SESSION_FORMAT_VERSION, **header}
+        report.note("the header has no version; stored as version 0")
     for key, value in raw.items():
         if key not in header:
             report.note(

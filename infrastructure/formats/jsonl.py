@@ -1,19 +1,31 @@
-"""Our JSONL session format, and the import/export that moves logs in and out.
+"""Our JSONL session format: read a log file for import, write one for export.
 
-A session travels as one file: a header line, then one event per line
-(docs/persistence.md#jsonl-format), plain or Zstandard-compressed. Export writes exactly
-what the store holds, so importing it again gives the same events; import also reads the
-original harness's later logs (:mod:`agentlog.infrastructure.formats.harness`) and says
-what it could not map.
+A session travels as one file: a header line, then one event per line (``docs/``),
+plain or Zstandard-compressed. A log in our own format is taken exactly as written —
+``export`` gives back the same bytes — or refused naming the file line; the original
+harness's later logs (:mod:`agentlog.infrastructure.formats.harness`) are mapped onto
+our vocabulary, with a report of what was not exact. The use cases that store or
+fetch the sessions are :mod:`agentlog.application.transfer`'s.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import itertools
 import os
-from dataclasses import dataclass, field
+import sys
+import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal
 
+from agentlog.application.transfer import (
+    ImportResult,
+    export_events,
+    import_session,
+)
+from agentlog.domain.errors import AgentlogError, LogImportError
+from agentlog.domain.header import HEADER_KEYS
 from agentlog.domain.json import Envelope, Json, dumps, loads
 from agentlog.infrastructure.formats import zstd
 from agentlog.infrastructure.formats.harness import (
@@ -22,8 +34,10 @@ from agentlog.infrastructure.formats.harness import (
 )
 from agentlog.infrastructure.formats.logscan import (
     DecodedLog,
+    Line,
+    LogLines,
+    corrupt,
     parse_header,
-    read_log_text,
     scan_events,
 )
 from agentlog.infrastructure.formats.placeholders import (
@@ -33,13 +47,15 @@ from agentlog.infrastructure.formats.placeholders import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from contextlib import AbstractContextManager
 
     from agentlog.application import Sessions
 
 __all__ = [
     "DecodedLog",
     "ImportResult",
+    "LogFile",
     "LogFormat",
     "apply_substitutions",
     "decode_harness_log",
@@ -49,22 +65,22 @@ __all__ = [
     "export_session",
     "find_placeholders",
     "import_log",
+    "open_log",
+    "write_log",
 ]
 
 LogFormat = Literal["agentlog", "harness-head"]
 
-HEADER_KEYS: Final = (
-    "version",
-    "id",
-    "createdAt",
-    "cwd",
-    "parentSession",
-    "seedLength",
-    "delegationDepth",
-)
-"""Header keys in the order the header line writes them (after ``type``)."""
+ZSTD_SUFFIXES: Final = (".zst", ".zstd")
+"""File suffixes that ask for Zstandard on export (reading goes by magic bytes)."""
+
+DETECT_LINES: Final = 256
+"""Event lines read to tell the later format from ours (it shows in the first)."""
 
 _OPTIONAL_HEADER_KEYS: Final = ("cwd", "parentSession", "seedLength")
+
+
+# ----------------------------------------------------------------------- writing
 
 
 def encode_header_line(header: Mapping[str, Any]) -> bytes:
@@ -82,7 +98,7 @@ def encode_header_line(header: Mapping[str, Any]) -> bytes:
         }
     except KeyError as error:
         msg = f"a session header needs version, id and createdAt; {error} is missing"
-        raise ValueError(msg) from None
+        raise LogImportError(msg) from None
     for key in _OPTIONAL_HEADER_KEYS:
         if header.get(key) is not None:
             line[key] = header[key]
@@ -94,79 +110,108 @@ def encode_header_line(header: Mapping[str, Any]) -> bytes:
     return dumps(line)
 
 
-def encode_log(
-    header: Mapping[str, Any], events: Sequence[Envelope], *, compress: bool = False
-) -> bytes:
-    """Write a log: the header line, then each event as compact JSON, key order kept.
+def write_log(
+    sink: BinaryIO,
+    header: Mapping[str, Any],
+    events: Iterable[Envelope],
+    *,
+    compress: bool = False,
+) -> None:
+    """Write a log as the events come: the header line, then one event per line.
 
-    Every line ends with a newline. With ``compress`` the result is Zstandard: one
-    checksummed frame for the header and one for the events (one frame per write, as
-    a first materialisation writes them). Raises ``ValueError`` when the events are
-    not contiguous from seq 0, since the reader would refuse such a file.
+    Every line is compact JSON with its key order kept and ends with a newline. With
+    ``compress`` the result is Zstandard: one checksummed frame for the header and
+    one for the events, as a first materialisation writes them. Raises
+    :class:`~agentlog.domain.errors.LogImportError` when the events are not
+    contiguous from seq 0, since the reader would refuse such a file.
     """
     head = encode_header_line(header) + b"\n"
-    lines: list[bytes] = []
-    for index, event in enumerate(events):
-        seq = event.get("seq")
-        if type(seq) is not int or seq != index:
-            msg = f"event at index {index} has seq {seq!r}; events must be contiguous"
-            raise ValueError(msg)
-        lines.append(dumps(event))
-    body = b"".join(line + b"\n" for line in lines)
+    body = _event_lines(events)
     if not compress:
-        return head + body
-    frames = zstd.compress_frame(head)
-    if body:
-        frames += zstd.compress_frame(body)
-    return frames
+        sink.write(head)
+        for piece in body:
+            sink.write(piece)
+        return
+    sink.write(zstd.compress_frame(head))
+    zstd.write_frame(sink, body)
 
 
-def decode_log(data: bytes, *, source: str) -> DecodedLog:
-    """Read our JSONL format (plain or Zstandard, told by the magic bytes).
+def _event_lines(events: Iterable[Envelope]) -> Iterator[bytes]:
+    """The event lines, a few hundred per piece (one write per line is slow)."""
+    numbered = enumerate(events)
+    while chunk := list(itertools.islice(numbered, 256)):
+        pieces = []
+        for index, event in chunk:
+            seq = event.get("seq")
+            if type(seq) is not int or seq != index:
+                msg = (
+                    f"event at index {index} has seq {seq!r}; events must be contiguous"
+                )
+                raise LogImportError(msg)
+            pieces.append(dumps(event))
+        yield b"\n".join(pieces) + b"\n"
 
-    Applies the read rules of docs/persistence.md#jsonl-format: the header's shape, then
-    its version; a torn final line is ignored; a defect after the last ``turn/end`` is a
-    torn tail, dropped and reported; one before it raises
-    :class:`~agentlog.domain.errors.CorruptSessionLogError` naming the line. ``source``
-    names
-    the input (a path, say) in errors raised before the header is read.
+
+def write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> int:
+    """Write a file whole or not at all: into a temporary sibling, then renamed.
+
+    An export that fails half-way (a full disk, an interrupt) leaves any earlier
+    file at ``path`` untouched and no partial one. Returns the bytes written.
     """
-    text = read_log_text(data, session_id=source)
-    header = parse_header(text.lines[0], session_id=source, require_depth=True)
-    events, report = scan_events(
-        text.lines[1:],
-        session_id=header["id"],
-        decode_row=_as_event,
-        strict_lines=text.strict_lines,
+    descriptor, name = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
     )
-    return DecodedLog(header, events, [*text.report, *report])
+    temporary = Path(name)
+    try:
+        with open(descriptor, "wb") as sink:
+            write(sink)
+            sink.flush()
+            os.fsync(sink.fileno())
+            size = sink.tell()
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return size
 
 
-def _as_event(value: Any, expected: int) -> list[Any]:
-    """Our format stores one event per line, verbatim."""
-    return [value]
+def encode_log(
+    header: Mapping[str, Any], events: Iterable[Envelope], *, compress: bool = False
+) -> bytes:
+    """The whole log as bytes (see :func:`write_log`)."""
+    sink = io.BytesIO()
+    write_log(sink, header, events, compress=compress)
+    return sink.getvalue()
+
+
+# ----------------------------------------------------------------------- reading
 
 
 def detect_format(data: bytes) -> LogFormat:
-    """Tell our JSONL from the original harness's later format by content.
+    """Tell our JSONL from the original harness's later format by content."""
+    log = LogLines(io.BytesIO(data), source="<bytes>")
+    try:
+        return _detect(list(itertools.islice(log, DETECT_LINES + 1)))
+    except AgentlogError:
+        return "agentlog"
 
-    The harness's later logs have rows without ``seq``/``time``, packed chunk rows,
-    message-wrapped payloads, ``turn/start`` without a trigger, and headers without
-    ``delegationDepth`` or with ``origin``; any of these means ``"harness-head"``.
-    Anything else, unreadable files included, is ours (its reader then names the
-    defect).
+
+def _detect(lines: list[Line]) -> LogFormat:
+    """The later format shows in its header or in its first rows.
+
+    Its headers may lack ``version`` or carry keys ours never holds (``origin``);
+    its rows have shapes ours never holds (:func:`looks_like_harness_row`).
+    Anything else is ours, and its reader names any defect.
     """
-    text = zstd.decompress_tolerant(data) if zstd.is_zstd(data) else data
-    lines = text.split(b"\n")
-    header = _try_loads(lines[0])
-    if (
-        isinstance(header, dict)
-        and header.get("type") == "session"
-        and ("delegationDepth" not in header or "origin" in header)
-    ):
-        return "harness-head"
+    if not lines:
+        return "agentlog"
+    header = _try_loads(lines[0].text)
+    if isinstance(header, dict) and header.get("type") == "session":
+        extra = set(header) - {"type", *HEADER_KEYS}
+        if extra or "version" not in header:
+            return "harness-head"
     for line in lines[1:]:
-        if looks_like_harness_row(_try_loads(line)):
+        if looks_like_harness_row(_try_loads(line.text)):
             return "harness-head"
     return "agentlog"
 
@@ -178,12 +223,210 @@ def _try_loads(line: bytes) -> Json:
         return None
 
 
-@dataclass(frozen=True)
-class ImportResult:
-    """The id of the session an import stored, and what it could not map exactly."""
+def decode_log(data: bytes, *, source: str) -> DecodedLog:
+    """Read our JSONL format (plain or Zstandard) into memory, under its read rules.
 
-    session_id: str
-    report: list[str] = field(default_factory=list)
+    The header's shape, then its version; a torn final line is ignored; a defect
+    after the last ``turn/end`` is a torn tail, dropped and reported; one before it
+    raises :class:`~agentlog.domain.errors.CorruptSessionLogError` naming the file
+    line. ``source`` names the input in errors.
+    """
+    log = LogFile(
+        lambda: io.BytesIO(data),
+        name=source,
+        native=True,
+        report_placeholders=False,
+        exact=False,
+    )
+    numbered = list(log.events("reading"))
+    return DecodedLog(
+        dict(log.header),
+        [event for _, event in numbered],
+        list(log.report),
+        [line for line, _ in numbered],
+    )
+
+
+class LogFile:
+    """A log file opened for import: :class:`~agentlog.application.transfer.LogSource`.
+
+    Our format is streamed: every pass reads the file again, line by line, so a log
+    of any size is imported in bounded memory. The later format is mapped whole (its
+    mapping looks across events), once, on the first pass.
+    """
+
+    def __init__(
+        self,
+        opener: Callable[[], AbstractContextManager[BinaryIO]],
+        *,
+        name: str,
+        substitutions: Mapping[str, str] | None = None,
+        on_bytes: Callable[[str, int], None] | None = None,
+        native: bool | None = None,
+        report_placeholders: bool = True,
+        exact: bool = True,
+        size: int | None = None,
+    ) -> None:
+        self.opener = opener
+        self.name = name
+        self.size = size
+        """The file's size in bytes, when known (for progress)."""
+        self.substitutions = check_substitutions(substitutions)
+        self.on_bytes = on_bytes
+        self.report: list[str] = []
+        self.report_placeholders = report_placeholders
+        self.exact = exact
+        self._placeholders: dict[str, int] = {}
+        with opener() as stream:
+            log = LogLines(stream, source=name)
+            first = list(itertools.islice(log, DETECT_LINES + 1))
+            if not first:
+                list(log)  # the reader names what is wrong with a line-less file
+                corrupt(log.empty_message, name)
+        self.format: LogFormat = (
+            "agentlog"
+            if native
+            else "harness-head"
+            if native is False
+            else _detect(first)
+        )
+        if self.format == "agentlog":
+            raw = parse_header(first[0].text, source=name, require_depth=False)
+            self._native_header = raw
+            header = apply_substitutions(dict(raw), self.substitutions)
+            self.header: dict[str, Any] = header
+            self._mapped: DecodedLog | None = None
+        else:
+            with opener() as stream:
+                self._mapped = decode_harness_log(
+                    stream.read(), source=name, substitutions=self.substitutions
+                )
+            self.header = self._mapped.header
+
+    def events(self, phase: str) -> Iterator[tuple[int, Envelope]]:
+        """A fresh pass over ``(file line, event)``."""
+        if self._mapped is not None:
+            self.report = list(self._mapped.report)
+            return zip(self._mapped.lines, self._mapped.events, strict=True)
+        return self._native_events(phase)
+
+    def _native_events(self, phase: str) -> Iterator[tuple[int, Envelope]]:
+        report: list[str] = []
+        counter = self.on_bytes
+        with self.opener() as stream:
+            log = LogLines(
+                stream,
+                source=self.name,
+                on_bytes=None if counter is None else lambda size: counter(phase, size),
+            )
+            lines = iter(log)
+            header_line = next(lines)
+            if self.exact:
+                self._check_header_bytes(header_line)
+            for line, event in scan_events(
+                lines,
+                log=log,
+                session_id=str(self._native_header["id"]),
+                decode_row=_as_event,
+                report=report,
+            ):
+                if self.exact and dumps(event) != line.text:
+                    msg = (
+                        f"line {line.number}: not written as our format"
+                        " writes events (compact JSON, key order kept), so it could"
+                        " not be exported byte for byte; refused"
+                    )
+                    raise LogImportError(msg, line=line.number)
+                if b"{{" in line.text:
+                    event = apply_substitutions(event, self.substitutions)
+                    self._count_placeholders(event)
+                yield line.number, event
+        self.report = [*log.report, *report, *self._header_report()]
+
+    def _check_header_bytes(self, line: Line) -> None:
+        expected = encode_header_line(self._native_header)
+        depth_added = "delegationDepth" not in self._native_header
+        if depth_added:
+            expected_without = expected.replace(b',"delegationDepth":0', b"", 1)
+            same = expected_without == line.text
+        else:
+            same = expected == line.text
+        if not same:
+            msg = (
+                "line 1: the header is not written as our format writes"
+                " it (compact JSON, keys in the order type, version, id, createdAt,"
+                " cwd, parentSession, seedLength, delegationDepth); refused"
+            )
+            raise LogImportError(msg, line=1)
+
+    def _count_placeholders(self, value: Json) -> None:
+        if self.report_placeholders:
+            for placeholder, count in find_placeholders(value).items():
+                self._placeholders[placeholder] = (
+                    self._placeholders.get(placeholder, 0) + count
+                )
+
+    def _header_report(self) -> list[str]:
+        notes = []
+        if "delegationDepth" not in self._native_header:
+            notes.append("the header has no delegationDepth; stored and exported as 0")
+        self._count_placeholders(self.header)
+        notes += [
+            f"placeholder {placeholder} has no substitution; kept literally"
+            f" ({count} occurrence(s))"
+            for placeholder, count in self._placeholders.items()
+        ]
+        self._placeholders = {}
+        return notes
+
+
+def _as_event(value: Any, expected: int) -> list[Any]:
+    """Our format stores one event per line, verbatim."""
+    return [value]
+
+
+def open_log(
+    path: str | os.PathLike[str],
+    *,
+    substitutions: Mapping[str, str] | None = None,
+    on_bytes: Callable[[str, int], None] | None = None,
+) -> LogFile:
+    """Open a log file for import (``-`` is standard input, spooled to a temp file)."""
+    name = os.fspath(path)
+    if name == "-":
+        spool = _spool_stdin()
+        return LogFile(
+            lambda: _reopen(spool),
+            name="<stdin>",
+            substitutions=substitutions,
+            on_bytes=on_bytes,
+            size=spool.tell(),
+        )
+    file = Path(path)
+    return LogFile(
+        lambda: file.open("rb"),
+        name=name,
+        substitutions=substitutions,
+        on_bytes=on_bytes,
+        size=file.stat().st_size,
+    )
+
+
+def _spool_stdin() -> BinaryIO:
+    """Standard input, copied to an anonymous file so it can be read twice."""
+    spool = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the import
+    while chunk := sys.stdin.buffer.read(1 << 20):
+        spool.write(chunk)
+    return spool
+
+
+def _reopen(spool: BinaryIO) -> AbstractContextManager[BinaryIO]:
+    """The spool from its start; leaving the ``with`` keeps it open for a next pass."""
+    spool.seek(0)
+    return contextlib.nullcontext(spool)
+
+
+# ------------------------------------------------------------- whole-file helpers
 
 
 def import_log(
@@ -195,53 +438,17 @@ def import_log(
 ) -> ImportResult:
     """Store a log file (ours or the harness's later format) as a new session.
 
-    The events become the session's seed, so the application validates them with
-    the seed pipeline (and the turn invariants when ``strict``); nothing is stored
-    when that fails. ``substitutions`` fills ``{{name}}`` placeholders of snapshot
-    logs. The header keeps its id, ``createdAt``, cwd, lineage and depth.
+    A file path or the file's bytes; see
+    :func:`~agentlog.application.transfer.import_session` for the rules.
     """
     if isinstance(data_or_path, bytes):
-        data, source = data_or_path, "<bytes>"
+        data = data_or_path
+        log = LogFile(
+            lambda: io.BytesIO(data), name="<bytes>", substitutions=substitutions
+        )
     else:
-        data, source = Path(data_or_path).read_bytes(), os.fspath(data_or_path)
-    checked = check_substitutions(substitutions)
-    if detect_format(data) == "harness-head":
-        decoded = decode_harness_log(data, source=source, substitutions=checked)
-        report = list(decoded.report)
-    else:
-        decoded = decode_log(data, source=source)
-        apply_substitutions([decoded.header, decoded.events], checked)
-        report = [*decoded.report, *_placeholder_report(decoded)]
-    header = decoded.header
-    report += [
-        f'header key "{key}" cannot be stored; dropped'
-        for key in header
-        if key not in HEADER_KEYS
-    ]
-    handle = app.create_session(
-        cwd=header.get("cwd"),
-        session_id=header["id"],
-        seed=decoded.events,
-        parent_session=header.get("parentSession"),
-        created_at=header["createdAt"],
-        seed_length=header.get("seedLength"),
-        delegation_depth=header.get("delegationDepth"),
-        strict=strict,
-    )
-    app.close(handle)
-    if not decoded.events:
-        report.append("the log holds no events; nothing was stored")
-    return ImportResult(handle.id, report)
-
-
-def _placeholder_report(decoded: DecodedLog) -> list[str]:
-    return [
-        f"placeholder {placeholder} has no substitution; kept literally"
-        f" ({count} occurrence(s))"
-        for placeholder, count in find_placeholders(
-            [decoded.header, decoded.events]
-        ).items()
-    ]
+        log = open_log(data_or_path, substitutions=substitutions)
+    return import_session(app, log, strict=strict)
 
 
 def export_session(app: Sessions, session_id: str, *, compress: bool = False) -> bytes:
@@ -250,5 +457,5 @@ def export_session(app: Sessions, session_id: str, *, compress: bool = False) ->
     A live session's unflushed events are included, as every read includes them.
     """
     return encode_log(
-        app.header(session_id), app.read_events(session_id), compress=compress
+        app.header(session_id), export_events(app, session_id), compress=compress
     )

@@ -1,38 +1,39 @@
-"""The read rules every session log file shares, whoever wrote it.
+"""The read rules every session log file shares, whoever wrote it, as a stream.
 
 Our JSONL and the original harness's later logs are both a header line plus one record
 per line, plain or Zstandard-compressed, and a crash can cut either short. One reader
 keeps the two importers agreeing on what is a torn tail (dropped and reported) and what
-is corruption (refused, naming the line): docs/persistence.md#jsonl-format.
+is corruption (refused, naming the file line): docs/persistence.md#jsonl-format
+and docs/repair.md#torn-tails.
+Lines are read in chunks and handed on one at a time, so a file of any size is read
+in bounded memory.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Final, NoReturn
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, NoReturn
 
-import zstandard
-
-from agentlog.domain.errors import CorruptSessionLogError, UnsupportedSessionFormatError
+from agentlog.domain.errors import CorruptSessionLogError
+from agentlog.domain.header import (
+    HEADER_NOT_JSON,
+    check_format_version,
+    check_header_shape,
+)
 from agentlog.domain.json import Envelope, js_number, loads
 from agentlog.infrastructure.formats import zstd
 
-SESSION_FORMAT_VERSION: Final = 0
-MAX_SAFE_INTEGER: Final = 2**53 - 1
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 EMPTY_LOG: Final = "empty or header-less session log"
 EMPTY_ZSTD_LOG: Final = "empty or header-less Zstandard session log"
-HEADER_NOT_JSON: Final = "corrupt session log: header line is not valid JSON"
-NOT_A_HEADER: Final = "corrupt session log: first line is not a session header"
-_ZSTD_CORRUPT: Final = "corrupt Zstandard session log:"
-ZSTD_HEADER_FRAME: Final = (
-    "corrupt Zstandard session log: first frame is not exactly one header line"
-)
 ZSTD_TORN_RECORD: Final = (
     "corrupt Zstandard session log: complete frame contains a torn JSONL record"
 )
+_CHUNK_BYTES: Final = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -47,20 +48,16 @@ class DecodedLog:
     header: dict[str, Any]
     events: list[Envelope]
     report: list[str] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+    """The file line of each event (packed rows give several events one line)."""
 
 
-@dataclass
-class LogText:
-    """The complete lines of a log file, the header first, without their newlines.
+@dataclass(frozen=True)
+class Line:
+    """One complete line of a log file, without its newline; ``number`` from 1."""
 
-    ``strict_lines`` event lines (after the header) sit in complete Zstandard frames,
-    where no defect is tolerated; lines after them may be a torn tail.
-    """
-
-    lines: list[bytes]
-    strict_lines: int
-    compressed: bool
-    report: list[str]
+    number: int
+    text: bytes
 
 
 RowDecoder = Callable[[Any, int], list[Any]]
@@ -75,84 +72,107 @@ class MalformedRowError(ValueError):
     """A line is JSON but not a record this reader understands."""
 
 
-def corrupt(message: str, session_id: str, seq: int | None = None) -> NoReturn:
+def corrupt(message: str, source: str, seq: int | None = None) -> NoReturn:
     """Raise the corrupt-log error (a function, so callers read as one line)."""
-    raise CorruptSessionLogError(message, session_id=session_id, seq=seq)
+    raise CorruptSessionLogError(message, session_id=source, seq=seq)
 
 
-def read_log_text(
-    data: bytes, *, session_id: str, require_depth: bool = True
-) -> LogText:
-    """Split a plain or Zstandard log into complete lines (magic bytes decide).
+class LogLines:
+    """The complete lines of a plain or Zstandard log (magic bytes decide), in order.
 
-    A final line without a newline is a torn write and is ignored. ``session_id``
-    names the input in errors (the header, which holds the real id, is unread yet);
-    ``require_depth`` is passed to :func:`parse_header` for a header-less file.
+    A final line without a newline is a torn write and is left out. Iterate once.
+    After the iteration, :attr:`report` says what was dropped, and
+    :attr:`complete_through` how many lines lie inside complete Zstandard frames
+    (where no defect is tolerated). ``on_bytes`` is told how many bytes were read.
     """
-    if zstd.is_zstd(data):
-        return _read_zstd_text(data, session_id=session_id)
-    body, newline, fragment = data.rpartition(b"\n")
-    if not newline:
-        _refuse_headerless(fragment, session_id, require_depth=require_depth)
-    lines = body.split(b"\n")
-    if not lines[0].strip():
-        corrupt(EMPTY_LOG, session_id)
-    report = []
-    if fragment:
-        report.append(
-            f"ignored a torn final line without a newline ({len(fragment)} bytes)"
-        )
-    return LogText(lines, strict_lines=0, compressed=False, report=report)
+
+    def __init__(
+        self,
+        stream: BinaryIO,
+        *,
+        source: str,
+        on_bytes: Callable[[int], None] | None = None,
+    ) -> None:
+        self.stream = stream
+        self.source = source
+        self.on_bytes = on_bytes
+        self.report: list[str] = []
+        self.complete_through = 0
+        self.compressed = False
+
+    def _chunks(self, first: bytes) -> Iterator[bytes]:
+        chunk = first
+        while chunk:
+            if self.on_bytes is not None:
+                self.on_bytes(len(chunk))
+            yield chunk
+            chunk = self.stream.read(_CHUNK_BYTES)
+
+    def __iter__(self) -> Iterator[Line]:
+        first = self.stream.read(_CHUNK_BYTES)
+        if zstd.is_zstd(first):
+            self.compressed = True
+            return self._zstd_lines(self._chunks(first))
+        return self._plain_lines(self._chunks(first))
+
+    def _plain_lines(self, chunks: Iterator[bytes]) -> Iterator[Line]:
+        number = 0
+        partial = b""
+        for chunk in chunks:
+            *complete, partial = (partial + chunk).split(b"\n")
+            for text in complete:
+                number += 1
+                yield Line(number, text)
+        if number == 0:
+            _refuse_headerless(partial, self.source, EMPTY_LOG)
+        if partial:
+            self.report.append(
+                f"ignored a torn final line without a newline ({len(partial)} bytes)"
+            )
+
+    @property
+    def empty_message(self) -> str:
+        """The spec's words for a file without a header, by encoding."""
+        return EMPTY_ZSTD_LOG if self.compressed else EMPTY_LOG
+
+    def _zstd_lines(self, chunks: Iterator[bytes]) -> Iterator[Line]:
+        number = 0
+        partial = b""
+        frames = 0
+        partial_at_frame_end = b""
+        torn: zstd.TornFrame | None = None
+        try:
+            for piece in zstd.decode_frames(chunks):
+                if isinstance(piece, zstd.FrameEnd):
+                    frames += 1
+                    self.complete_through = number
+                    partial_at_frame_end = partial
+                elif isinstance(piece, zstd.TornFrame):
+                    torn = piece
+                else:
+                    *complete, partial = (partial + piece).split(b"\n")
+                    for text in complete:
+                        number += 1
+                        yield Line(number, text)
+        except zstd.ZstdFrameError as error:
+            corrupt(str(error), self.source)
+        if not frames:
+            corrupt(EMPTY_ZSTD_LOG, self.source)
+        if partial_at_frame_end:
+            corrupt(ZSTD_TORN_RECORD, self.source)
+        if torn is not None:
+            recovered = number - self.complete_through
+            self.report.append(
+                f"torn final Zstandard frame at byte {torn.start} ({torn.size}"
+                f" bytes): recovered {recovered} complete line(s) from it"
+            )
 
 
-def _refuse_headerless(
-    fragment: bytes, session_id: str, *, require_depth: bool
-) -> NoReturn:
+def _refuse_headerless(fragment: bytes, source: str, empty: str) -> NoReturn:
     """A file without one complete line: name what is wrong with its first line."""
     if fragment.strip():
-        parse_header(fragment, session_id=session_id, require_depth=require_depth)
-    corrupt(EMPTY_LOG, session_id)
-
-
-def _read_zstd_text(data: bytes, *, session_id: str) -> LogText:
-    try:
-        scan = zstd.scan_frames(data)
-    except zstd.ZstdFrameError as error:
-        raise CorruptSessionLogError(
-            str(error), session_id=session_id, seq=None
-        ) from None
-    if not scan.frames:
-        corrupt(EMPTY_ZSTD_LOG, session_id)
-    texts: list[bytes] = []
-    for start, end in scan.frames:
-        try:
-            texts.append(zstd.decompress_frame(data[start:end]))
-        except zstandard.ZstdError:
-            message = f"{_ZSTD_CORRUPT} frame at byte {start} failed validation"
-            raise CorruptSessionLogError(
-                message, session_id=session_id, seq=None
-            ) from None
-    if not (texts[0].endswith(b"\n") and texts[0].count(b"\n") == 1):
-        corrupt(ZSTD_HEADER_FRAME, session_id)
-    complete = b"".join(texts)
-    if not complete.endswith(b"\n"):
-        corrupt(ZSTD_TORN_RECORD, session_id)
-    lines = complete[:-1].split(b"\n")
-    if not lines[0].strip():
-        corrupt(EMPTY_ZSTD_LOG, session_id)
-    strict_lines = len(lines) - 1
-    report = []
-    if scan.torn_start is not None:
-        torn_bytes = len(data) - scan.torn_start
-        partial = zstd.decompress_prefix(data[scan.torn_start :])
-        recovered_text, newline, _ = partial.rpartition(b"\n")
-        recovered = recovered_text.split(b"\n") if newline else []
-        lines.extend(recovered)
-        report.append(
-            f"torn final Zstandard frame at byte {scan.torn_start} ({torn_bytes}"
-            f" bytes): recovered {len(recovered)} complete line(s) from it"
-        )
-    return LogText(lines, strict_lines=strict_lines, compressed=True, report=report)
+        parse_header(fragment, source=source)
+    corrupt(empty, source)
 
 
 class _NegativeZero(int):
@@ -161,14 +181,6 @@ class _NegativeZero(int):
 
 def _probe_int(text: str) -> int:
     return _NegativeZero(0) if text == "-0" else int(text)
-
-
-def _is_number(value: object) -> bool:
-    return type(value) is int or type(value) is float
-
-
-def _is_depth(value: object) -> bool:
-    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
 
 
 def _depth_is_negative_zero(line: bytes) -> bool:
@@ -181,44 +193,37 @@ def _depth_is_negative_zero(line: bytes) -> bool:
 
 
 def parse_header(
-    line: bytes, *, session_id: str, require_depth: bool
+    line: bytes,
+    *,
+    source: str,
+    require_version: bool = True,
+    require_depth: bool = False,
 ) -> dict[str, Any]:
     """Check the header line's shape, then its version; return it without ``type``.
 
-    A header needs ``type:"session"``, a numeric ``version``, a string ``id`` and a
-    numeric ``createdAt``; ``delegationDepth`` must be a non-negative safe integer (not
-    ``-0``), and is required when ``require_depth`` (our format always writes it).
-    Extra keys are kept. Shape errors are corruption; a version other than 0 is
-    :class:`UnsupportedSessionFormatError`.
+    The shape rules are :func:`~agentlog.domain.header.check_header_shape`'s, plus
+    the one only the text shows: ``delegationDepth`` must not be ``-0``. Shape
+    errors are corruption; a version other than 0 is
+    :class:`~agentlog.domain.errors.UnsupportedSessionFormatError`. A header without
+    a version (allowed by ``require_version=False``) is taken as version 0.
     """
+    if not line.strip():
+        corrupt(EMPTY_LOG, source)
     try:
         value = loads(line)
     except (ValueError, RecursionError):
-        raise CorruptSessionLogError(
-            HEADER_NOT_JSON, session_id=session_id, seq=None
-        ) from None
-    if not isinstance(value, dict) or value.get("type") != "session":
-        corrupt(NOT_A_HEADER, session_id)
-    shaped = (
-        _is_number(value.get("version"))
-        and isinstance(value.get("id"), str)
-        and _is_number(value.get("createdAt"))
+        corrupt(HEADER_NOT_JSON, source)
+    header = check_header_shape(
+        value,
+        source=source,
+        require_version=require_version,
+        require_depth=require_depth,
     )
-    if "delegationDepth" in value:
-        depth = value["delegationDepth"]
-        shaped = shaped and _is_depth(depth)
-        shaped = shaped and not (depth == 0 and _depth_is_negative_zero(line))
-    elif require_depth:
-        shaped = False
-    if not shaped:
-        corrupt(NOT_A_HEADER, session_id)
-    if value["version"] != SESSION_FORMAT_VERSION:
-        message = (
-            f"unsupported session format version {js_number(value['version'])}"
-            f' for "{value["id"]}" (only v0 is supported)'
-        )
-        raise UnsupportedSessionFormatError(message)
-    return {key: item for key, item in value.items() if key != "type"}
+    if header.get("delegationDepth") == 0 and _depth_is_negative_zero(line):
+        check_header_shape({}, source=source)
+    if "version" in header:
+        check_format_version(str(header["id"]), header)
+    return header
 
 
 _UNPARSABLE: Final = object()
@@ -234,65 +239,70 @@ def _render(value: object) -> str:
     return js_number(value)
 
 
+def _parse(text: bytes) -> object:
+    try:
+        return loads(text)
+    except (ValueError, RecursionError):
+        return _UNPARSABLE
+
+
 def _is_turn_end(value: object) -> bool:
     return isinstance(value, dict) and value.get("type") == "turn/end"
 
 
 def scan_events(
-    lines: Sequence[bytes],
+    lines: Iterator[Line],
     *,
+    log: LogLines,
     session_id: str,
     decode_row: RowDecoder,
-    strict_lines: int = 0,
-) -> tuple[list[Envelope], list[str]]:
+    report: list[str],
+) -> Iterator[tuple[Line, Envelope]]:
     """Decode the event lines (header excluded) under the torn-tail rule.
 
     See docs/repair.md#torn-tails.
 
-    Every complete line is parsed first to find the last ``turn/end``. Then the lines
-    are walked in order; the first unparsable line, or the first event whose ``seq`` is
-    not the next one, is a defect. At or before the last ``turn/end`` (or inside a
-    complete Zstandard frame) it is corruption and raises; after it, the defect and
-    every line following form a torn tail, dropped and reported. Event lines are not
+    Yields ``(line, event)``. The first unparsable line, or the first event
+    whose ``seq`` is not the next one, is a defect. When a parseable ``turn/end``
+    is at or after it (or it lies inside a complete Zstandard frame) it is
+    corruption and raises, naming the file line; otherwise the defect and every line
+    following form a torn tail, dropped and written to ``report``. Finding that out
+    reads the rest of the file, so a refusal may come after events were yielded:
+    consumers store nothing until the scan has finished. Event lines are not
     shape-validated here: the application validates what it imports.
     """
-    values: list[object] = []
+    expected = 0
     for line in lines:
-        try:
-            values.append(loads(line))
-        except (ValueError, RecursionError):
-            values.append(_UNPARSABLE)
-    last_turn_end = max(
-        (index for index, value in enumerate(values) if _is_turn_end(value)),
-        default=-1,
-    )
-    events: list[Envelope] = []
-    for index, value in enumerate(values):
-        line_no = index + 1
-        expected = len(events)
-        defect = _unparsable(line_no) if value is _UNPARSABLE else None
+        value = _parse(line.text)
+        defect = _unparsable(line.number) if value is _UNPARSABLE else None
         rows: list[Any] = []
         if defect is None:
             try:
                 rows = decode_row(value, expected)
             except MalformedRowError as error:
-                defect = f"{_unparsable(line_no)} ({error})"
+                defect = f"{_unparsable(line.number)} ({error})"
         if defect is None:
-            defect = _seq_defect(rows, expected, line_no)
+            defect = _seq_defect(rows, expected, line.number)
         if defect is None:
-            events.extend(rows)
+            for row in rows:
+                yield line, row
+            expected += len(rows)
             continue
-        if index <= last_turn_end:
+        dropped = 1
+        turn_end_follows = _is_turn_end(value)
+        for rest in lines:
+            dropped += 1
+            turn_end_follows = turn_end_follows or _is_turn_end(_parse(rest.text))
+        if turn_end_follows:
             corrupt(defect, session_id, expected)
-        if index < strict_lines:
+        if line.number <= log.complete_through:
             corrupt(ZSTD_TORN_RECORD, session_id, expected)
-        dropped = len(values) - index
         reason = defect.removeprefix("corrupt session log: ")
-        return events, [
-            f"dropped a torn tail after the last turn/end: {dropped} line(s) from event"
-            f" line {line_no} on ({reason})"
-        ]
-    return events, []
+        report.append(
+            f"dropped a torn tail after the last turn/end: {dropped} line(s) from"
+            f" line {line.number} on ({reason})"
+        )
+        return
 
 
 def _unparsable(line_no: int) -> str:

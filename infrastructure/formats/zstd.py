@@ -1,113 +1,68 @@
-"""Zstandard frames of a session log: find them, write them, read them back.
+"""Zstandard session logs: read frame by frame as a stream, write checksummed frames.
 
-A compressed log is a concatenation of independent frames, one per durable write
-(docs/persistence.md#jsonl-format). Finding where each frame ends must not decode it, so
-a write cut short is told apart from a damaged file: EOF inside the last frame is a torn
-write, while a bad magic number, a reserved bit or a reserved block type is corruption.
+A compressed log is a concatenation of independent frames: one per durable write
+in our layout (docs/persistence.md#zstandard), or whatever the ``zstd`` / ``pzstd``
+tools wrote (one frame, or many plus skippable frames). The ``zstandard`` package's
+decompressor object reads one frame at a time and hands back the bytes after it,
+which is how frames are split here; it raises on a damaged frame and simply waits
+for more input when the data ends inside one, which is how a torn write is told
+from corruption.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, BinaryIO, Final
 
 import zstandard
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
 
 MAGIC: Final = b"\x28\xb5\x2f\xfd"
 """The frame magic number 0xFD2FB528, little-endian, as the file's first bytes."""
 
-_RESERVED_DESCRIPTOR_BITS: Final = 0x18
-_RESERVED_BLOCK_TYPE: Final = 3
-_RLE_BLOCK_TYPE: Final = 1
-_CHECKSUM_BYTES: Final = 4
-_FEED_BYTES: Final = 1024
+_SKIPPABLE_TAIL: Final = b"\x2a\x4d\x18"
+"""Bytes 1-3 of a skippable frame's magic 0x184D2A5? (``pzstd`` writes them)."""
+
+_FEED_BYTES: Final = 1 << 18
+"""Compressed bytes fed to the decoder at a time, bounding the text per piece."""
 
 
 class ZstdFrameError(ValueError):
-    """The frame structure is invalid; ``str(error)`` is the spec's message."""
+    """A frame is damaged; ``str(error)`` is the spec's message."""
 
 
 @dataclass(frozen=True)
-class FrameScan:
-    """The ``[start, end)`` byte ranges of complete frames; where a torn one starts."""
+class FrameEnd:
+    """A complete frame ended: its ``[start, end)`` byte range in the file."""
 
-    frames: list[tuple[int, int]]
-    torn_start: int | None = None
-
-
-def is_zstd(data: bytes) -> bool:
-    """Whether ``data`` starts like a Zstandard frame (the suffix is only a hint)."""
-    return data[:4] == MAGIC
+    start: int
+    end: int
 
 
-def scan_frames(data: bytes, *, limit: int | None = None) -> FrameScan:
-    """Locate complete frames without decoding their blocks (RFC 8878 §3.1.1).
+@dataclass(frozen=True)
+class TornFrame:
+    """The data ends inside the frame starting at ``start``, ``size`` bytes in."""
 
-    Stops after ``limit`` complete frames when given. Raises :class:`ZstdFrameError`
-    for invalid structure; EOF anywhere inside a frame makes it the torn frame.
-    """
-    frames: list[tuple[int, int]] = []
-    offset = 0
-    size = len(data)
-    while offset < size and (limit is None or len(frames) < limit):
-        start = offset
-        end = _frame_end(data, start)
-        if end is None:
-            return FrameScan(frames, torn_start=start)
-        frames.append((start, end))
-        offset = end
-    return FrameScan(frames)
+    start: int
+    size: int
 
 
-def _frame_end(data: bytes, start: int) -> int | None:
-    """Where the frame at ``start`` ends, or None when the data ends inside it."""
-    size = len(data)
-    if size - start < len(MAGIC):
-        return None
-    if data[start : start + 4] != MAGIC:
-        msg = f"corrupt Zstandard session log: invalid frame magic at byte {start}"
-        raise ZstdFrameError(msg)
-    offset = start + 4
-    if offset >= size:
-        return None
-    descriptor = data[offset]
-    if descriptor & _RESERVED_DESCRIPTOR_BITS:
-        msg = (
-            f"corrupt Zstandard session log: reserved frame-header bit at byte {offset}"
-        )
-        raise ZstdFrameError(msg)
-    offset += 1
-    content_size_flag = descriptor >> 6
-    single_segment = bool(descriptor & 0x20)
-    has_checksum = bool(descriptor & 0x04)
-    dictionary_flag = descriptor & 0x03
-    dictionary_bytes = 4 if dictionary_flag == 3 else dictionary_flag
-    if content_size_flag == 0:
-        content_size_bytes = 1 if single_segment else 0
-    else:
-        content_size_bytes = 1 << content_size_flag
-    offset += (0 if single_segment else 1) + dictionary_bytes + content_size_bytes
-    if offset > size:
-        return None
-    while True:
-        if size - offset < 3:
-            return None
-        block_header = int.from_bytes(data[offset : offset + 3], "little")
-        block_type = (block_header >> 1) & 0x03
-        if block_type == _RESERVED_BLOCK_TYPE:
-            msg = f"corrupt Zstandard session log: reserved block type at byte {offset}"
-            raise ZstdFrameError(msg)
-        offset += 3
-        offset += 1 if block_type == _RLE_BLOCK_TYPE else block_header >> 3
-        if offset > size:
-            return None
-        if block_header & 1:  # the last block
-            break
-    if has_checksum:
-        offset += _CHECKSUM_BYTES
-        if offset > size:
-            return None
-    return offset
+Piece = bytes | FrameEnd | TornFrame
+"""What :func:`decode_frames` yields: text, then the frame's end or its tear."""
+
+
+def is_zstd(prefix: bytes) -> bool:
+    """Whether data starting with ``prefix`` is Zstandard (a suffix is only a hint)."""
+    return _is_magic(prefix[:4])
+
+
+def _is_magic(head: bytes) -> bool:
+    skippable = (
+        len(head) == 4 and head[0] & 0xF0 == 0x50 and head[1:] == (_SKIPPABLE_TAIL)
+    )
+    return head == MAGIC or skippable
 
 
 def compress_frame(data: bytes) -> bytes:
@@ -115,50 +70,97 @@ def compress_frame(data: bytes) -> bytes:
     return zstandard.ZstdCompressor(write_checksum=True).compress(data)
 
 
-def decompress_frame(frame: bytes) -> bytes:
-    """The content of one complete frame; raises ``zstandard.ZstdError`` if invalid.
+def write_frame(sink: BinaryIO, pieces: Iterable[bytes]) -> None:
+    """Compress ``pieces`` into one checksummed frame on ``sink`` (nothing if empty).
 
-    Decoding verifies the checksum when the frame has one, and a frame that decodes
-    but does not finish is invalid too.
+    The frame is written as the pieces come, so the text is never held whole.
     """
-    decoder = zstandard.ZstdDecompressor().decompressobj()
-    content = decoder.decompress(frame)
-    if not decoder.eof:
-        msg = "frame ended early"
-        raise zstandard.ZstdError(msg)
-    return content
+    iterator = iter(pieces)
+    first = next(iterator, None)
+    if first is None:
+        return
+    compressor = zstandard.ZstdCompressor(write_checksum=True)
+    with compressor.stream_writer(sink, closefd=False) as writer:
+        writer.write(first)
+        for piece in iterator:
+            writer.write(piece)
 
 
-def decompress_prefix(partial: bytes) -> bytes:
-    """Whatever a torn frame yields before its end or its first error (never raises).
+def read_chunks(stream: BinaryIO, size: int = _FEED_BYTES) -> Iterator[bytes]:
+    """The stream's bytes in chunks of at most ``size``."""
+    while chunk := stream.read(size):
+        yield chunk
 
-    The input is fed in small pieces so that an error near the end loses only the
-    output of the last piece.
+
+def decode_frames(chunks: Iterable[bytes]) -> Iterator[Piece]:
+    """The text of every frame in order, each followed by its :class:`FrameEnd`.
+
+    When the data ends inside a frame, the text it yielded so far is followed by a
+    :class:`TornFrame` and nothing else. Raises :class:`ZstdFrameError` when a frame
+    does not start with a magic number or fails to decode (checksum included).
     """
-    decoder = zstandard.ZstdDecompressor().decompressobj()
-    parts: list[bytes] = []
-    for index in range(0, len(partial), _FEED_BYTES):
-        try:
-            parts.append(decoder.decompress(partial[index : index + _FEED_BYTES]))
-        except zstandard.ZstdError:
-            break
-        if decoder.eof:
-            break
-    return b"".join(parts)
+    pending = _Feed(iter(chunks))
+    while True:
+        head = pending.take_at_least(4)
+        if not head:
+            return
+        start = pending.offset
+        if len(head) < 4:
+            yield TornFrame(start, len(head))
+            return
+        if not _is_magic(head[:4]):
+            msg = f"corrupt Zstandard session log: invalid frame magic at byte {start}"
+            raise ZstdFrameError(msg)
+        decoder = zstandard.ZstdDecompressor().decompressobj()
+        data = head
+        while True:
+            try:
+                text = decoder.decompress(data)
+            except zstandard.ZstdError:
+                msg = (
+                    f"corrupt Zstandard session log: frame at byte {start} failed"
+                    " validation"
+                )
+                raise ZstdFrameError(msg) from None
+            if text:
+                yield text
+            if decoder.eof:
+                unused = decoder.unused_data
+                pending.consumed(len(data) - len(unused), unused)
+                yield FrameEnd(start, pending.offset)
+                break
+            pending.consumed(len(data), b"")
+            data = pending.next_chunk()
+            if not data:
+                yield TornFrame(start, pending.offset - start)
+                return
 
 
-def decompress_tolerant(data: bytes) -> bytes:
-    """The text of every frame that decodes, in order, stopping at the first bad one."""
-    try:
-        scan = scan_frames(data)
-    except ZstdFrameError:
-        return decompress_prefix(data)
-    parts: list[bytes] = []
-    for start, end in scan.frames:
-        try:
-            parts.append(decompress_frame(data[start:end]))
-        except zstandard.ZstdError:
-            return b"".join(parts)
-    if scan.torn_start is not None:
-        parts.append(decompress_prefix(data[scan.torn_start :]))
-    return b"".join(parts)
+class _Feed:
+    """Compressed input with the file offset of its first unconsumed byte."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self.chunks = chunks
+        self.buffer = b""
+        self.offset = 0
+
+    def next_chunk(self) -> bytes:
+        if self.buffer:
+            data, self.buffer = self.buffer, b""
+            return data
+        return next(self.chunks, b"")
+
+    def take_at_least(self, size: int) -> bytes:
+        """Everything buffered, topped up to ``size`` bytes unless the input ends."""
+        data = self.next_chunk()
+        while len(data) < size:
+            more = next(self.chunks, b"")
+            if not more:
+                break
+            data += more
+        return data
+
+    def consumed(self, size: int, rest: bytes) -> None:
+        """``size`` bytes were decoded; ``rest`` goes back to the front of the input."""
+        self.offset += size
+        self.buffer = rest

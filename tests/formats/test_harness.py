@@ -74,7 +74,7 @@ def test_a_seq0_that_does_not_follow_is_a_seq_defect() -> None:
             turn_end({"kind": "completed"}),
         )
     assert str(caught.value) == (
-        "corrupt session log: seq gap in committed region at line 2 (expected 1, got 5)"
+        "corrupt session log: seq gap in committed region at line 3 (expected 1, got 5)"
     )
 
 
@@ -110,7 +110,7 @@ def test_a_malformed_packed_row_is_a_defect_never_a_guess(bad: Any, why: str) ->
     with pytest.raises(CorruptSessionLogError) as caught:
         decode(turn(), bad, turn_end({"kind": "completed"}))
     assert str(caught.value).startswith(
-        f"corrupt session log: unparsable committed event at line 2 (malformed {tag}"
+        f"corrupt session log: unparsable committed event at line 3 (malformed {tag}"
         " storage row:"
     )
     assert why in str(caught.value)

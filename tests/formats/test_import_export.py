@@ -9,7 +9,11 @@ from typing import Any
 import pytest
 
 from agentlog.application import Sessions
-from agentlog.domain.errors import SessionError, UnsupportedSessionFormatError
+from agentlog.domain.errors import (
+    SessionAlreadyExistsError,
+    SessionError,
+    UnsupportedSessionFormatError,
+)
 from agentlog.infrastructure.formats.jsonl import (
     decode_log,
     encode_log,
@@ -141,7 +145,8 @@ def test_pq_014_import_refuses_legacy_vocabulary(make_app: MakeApp) -> None:
     with pytest.raises(UnsupportedSessionFormatError) as caught:
         import_log(app, log(*legacy))
     assert str(caught.value) == (
-        'session "s1" contains unsupported legacy request/header-delta event at seq 6'
+        'line 8: session "s1" contains unsupported legacy'
+        " request/header-delta event at seq 6"
     )
     assert not app.is_stored("s1")
 
@@ -177,18 +182,23 @@ def test_a_torn_tail_is_reported_and_the_open_turn_repaired_on_take_over(
     assert events[-1]["data"]["reason"] == {"kind": "interrupted"}
 
 
-def test_a_header_only_log_stores_nothing(make_app: MakeApp) -> None:
+def test_a_header_only_log_is_stored_as_its_header(make_app: MakeApp) -> None:
     app = make_app()
-    result = import_log(app, log())
-    assert result.report == ["the log holds no events; nothing was stored"]
-    assert not app.is_stored("s1")
+    data = log()
+    result = import_log(app, data)
+    assert result.report == []
+    assert result.events == 0
+    assert app.is_stored("s1")
+    assert app.read_events("s1") == []
+    assert app.header("s1")["createdAt"] == 1
+    assert export_session(app, "s1") == data
 
 
 def test_a_second_import_of_the_same_id_is_refused(make_app: MakeApp) -> None:
     app = make_app()
     data = log(*turn1())
     import_log(app, data)
-    with pytest.raises(Exception, match="already has a persisted log"):
+    with pytest.raises(SessionAlreadyExistsError, match='session "s1" already exists'):
         import_log(app, data)
     assert len(app.read_events("s1")) == 6
 
@@ -231,4 +241,6 @@ def test_import_reads_a_path_or_bytes(make_app: MakeApp, tmp_path: Path) -> None
 def test_header_extras_that_cannot_be_stored_are_reported(make_app: MakeApp) -> None:
     app = make_app()
     result = import_log(app, log(*turn1(), note="x"))
-    assert result.report == ['header key "note" cannot be stored; dropped']
+    assert result.report == [
+        'header key "note" ("x") has no place in our header; dropped'
+    ]

@@ -166,7 +166,6 @@ def test_pq_061_a_header_that_is_not_json(data: bytes) -> None:
         b'{"type":"session","version":true,"id":"s","createdAt":1,"delegationDepth":0}',
         b'{"type":"session","version":0,"id":1,"createdAt":1,"delegationDepth":0}',
         b'{"type":"session","version":0,"id":"s","createdAt":"1","delegationDepth":0}',
-        b'{"type":"session","version":0,"id":"s","createdAt":1}',
         b'{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":"1"}',
         b'{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":1.5}',
         b'{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":-1}',
@@ -183,7 +182,7 @@ def test_pq_061_a_bad_header_shape_is_not_a_session_header(first: bytes) -> None
 
 
 def test_header_shape_is_checked_before_the_version() -> None:
-    data = b'{"type":"session","version":99,"id":"s","createdAt":1}\n'
+    data = b'{"type":"session","version":99,"id":"s","createdAt":"1"}\n'
     assert "not a session header" in corrupt_message(data)
 
 
@@ -235,8 +234,8 @@ def test_pq_062_a_gap_without_a_turn_end_keeps_the_prefix() -> None:
     decoded = decode(log(event(0, "turn/start", {}), event(2, "step/start", {})))
     assert [e["seq"] for e in decoded.events] == [0]
     assert decoded.report == [
-        "dropped a torn tail after the last turn/end: 1 line(s) from event line 2 on"
-        " (seq gap in committed region at line 2 (expected 1, got 2))"
+        "dropped a torn tail after the last turn/end: 1 line(s) from line 3 on"
+        " (seq gap in committed region at line 3 (expected 1, got 2))"
     ]
 
 
@@ -245,7 +244,7 @@ def test_pq_062_a_gap_before_a_later_turn_end_is_corruption() -> None:
     with pytest.raises(CorruptSessionLogError) as caught:
         decode(data)
     assert str(caught.value) == (
-        "corrupt session log: seq gap in committed region at line 2 (expected 1, got 2)"
+        "corrupt session log: seq gap in committed region at line 3 (expected 1, got 2)"
     )
     assert caught.value.session_id == "s1"
     assert caught.value.seq == 1
@@ -254,14 +253,14 @@ def test_pq_062_a_gap_before_a_later_turn_end_is_corruption() -> None:
 def test_pq_062_a_bad_line_before_a_turn_end_is_corruption() -> None:
     data = log(event(0, "turn/start", {}), b"{corrupt", turn_end(2))
     assert corrupt_message(data) == (
-        "corrupt session log: unparsable committed event at line 2"
+        "corrupt session log: unparsable committed event at line 3"
     )
 
 
 def test_pq_062_a_bad_line_after_the_last_turn_end_keeps_the_prefix() -> None:
     decoded = decode(log(*turn1(), b"{corrupt", event(7, "step/start", {})))
     assert decoded.events == turn1()
-    assert "unparsable committed event at line 7" in decoded.report[0]
+    assert "unparsable committed event at line 8" in decoded.report[0]
     assert "2 line(s)" in decoded.report[0]
 
 
@@ -272,7 +271,7 @@ def test_pq_062_events_after_the_last_turn_end_with_a_gap_are_dropped() -> None:
 
 def test_a_turn_end_with_the_wrong_seq_is_corruption() -> None:
     data = log(event(0, "turn/start", {}), turn_end(5))
-    assert "seq gap in committed region at line 2 (expected 1, got 5)" in (
+    assert "seq gap in committed region at line 3 (expected 1, got 5)" in (
         corrupt_message(data)
     )
 
@@ -292,7 +291,7 @@ def test_a_turn_end_with_the_wrong_seq_is_corruption() -> None:
 def test_a_line_that_is_not_an_event_is_a_seq_defect(row: bytes, got: str) -> None:
     message = corrupt_message(log(row, turn_end(1)))
     assert message == (
-        f"corrupt session log: seq gap in committed region at line 1 (expected 0, got {got})"
+        f"corrupt session log: seq gap in committed region at line 2 (expected 0, got {got})"
     )
 
 
@@ -324,7 +323,7 @@ def test_pq_030_a_torn_tail_after_turn1_is_dropped() -> None:
 
 
 def test_blank_and_crlf_lines() -> None:
-    assert "unparsable committed event at line 1" in corrupt_message(log(b"", *turn1()))
+    assert "unparsable committed event at line 2" in corrupt_message(log(b"", *turn1()))
     crlf = header_line(delegationDepth=0) + b"\r\n"
     assert decode(crlf + lines(*turn1())).events == turn1()
 
@@ -335,7 +334,7 @@ def test_events_are_not_shape_validated_by_the_codec() -> None:
 
 
 def test_invalid_utf8_is_unparsable() -> None:
-    assert "unparsable committed event at line 1" in corrupt_message(
+    assert "unparsable committed event at line 2" in corrupt_message(
         log(b'{"type":"x","seq":0,"data":"\xff"}', turn_end(1))
     )
 
@@ -359,7 +358,10 @@ def test_detect_format_says_harness_head_for_its_shapes() -> None:
     ]
     for row in samples:
         assert detect_format(head + dumps(row) + b"\n") == "harness-head", row
-    assert detect_format(header_line() + b"\n") == "harness-head"  # no depth
+    assert detect_format(header_line() + b"\n") == "agentlog"  # seed era: no depth
+    assert detect_format(b'{"type":"session","id":"s","createdAt":1}\n') == (
+        "harness-head"  # no version
+    )
     assert detect_format(header_line(delegationDepth=0, origin="x") + b"\n") == (
         "harness-head"
     )

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from agentlog.domain.errors import CorruptSessionLogError, UnsupportedSessionFormatError
 from agentlog.domain.json import dumps
 from agentlog.infrastructure.formats import zstd
+from agentlog.infrastructure.formats.harness import looks_like_harness_row
 from agentlog.infrastructure.formats.jsonl import (
     decode_harness_log,
     decode_log,
@@ -94,7 +95,10 @@ def test_any_log_round_trips_byte_identically(
         "delegationDepth": header.get("delegationDepth", 0),
     }
     assert encode_log(decoded.header, decoded.events, compress=compress) == data
-    assert detect_format(data) == "agentlog"
+    # Our format, unless the events have a shape only the later writer produces.
+    assert detect_format(data) == "agentlog" or any(
+        looks_like_harness_row(event) for event in events
+    )
 
 
 bad_lines = st.one_of(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from typing import Any
 
 import pytest
@@ -27,6 +29,12 @@ def corrupt_message(data: bytes) -> str:
     return str(caught.value)
 
 
+def frames(data: bytes) -> list[tuple[int, int]]:
+    """The ``[start, end)`` ranges of the complete frames of ``data``."""
+    pieces = zstd.decode_frames([data])
+    return [(p.start, p.end) for p in pieces if isinstance(p, zstd.FrameEnd)]
+
+
 def turn2() -> list[dict[str, Any]]:
     return [
         {**e, "seq": e["seq"] + 6, "data": {**e["data"], "turn": 2}} for e in turn1()
@@ -36,14 +44,18 @@ def turn2() -> list[dict[str, Any]]:
 def test_pq_065_two_checksummed_frames_starting_with_the_magic() -> None:
     data = encode_log(HEADER, turn1(), compress=True)
     assert data[:4] == bytes.fromhex("28b52ffd")
-    scan = zstd.scan_frames(data)
-    assert len(scan.frames) == 2
-    assert scan.torn_start is None
-    for start, end in scan.frames:
-        params = zstandard.get_frame_parameters(data[start:end])
+    pieces = list(zstd.decode_frames([data]))
+    ends = [p for p in pieces if isinstance(p, zstd.FrameEnd)]
+    assert len(ends) == 2
+    assert not any(isinstance(p, zstd.TornFrame) for p in pieces)
+    for end in ends:
+        params = zstandard.get_frame_parameters(data[end.start : end.end])
         assert params.has_checksum
-    plain = b"".join(zstd.decompress_frame(data[a:b]) for a, b in scan.frames)
+    plain = b"".join(p for p in pieces if isinstance(p, bytes))
     assert plain == encode_log(HEADER, turn1())
+    assert plain.split(b"\n", 1)[0] + b"\n" == zstandard.decompress(
+        data[ends[0].start : ends[0].end]
+    )
 
 
 def test_zstd_round_trip_is_byte_identical() -> None:
@@ -56,7 +68,7 @@ def test_zstd_round_trip_is_byte_identical() -> None:
 
 def test_a_header_only_zstd_log_is_one_frame() -> None:
     data = encode_log(HEADER, [], compress=True)
-    assert len(zstd.scan_frames(data).frames) == 1
+    assert len(frames(data)) == 1
     assert decode(data).events == []
 
 
@@ -64,7 +76,7 @@ def test_pq_066_an_appended_frame_is_read_with_the_others() -> None:
     data = encode_log(HEADER, turn1(), compress=True)
     appended = data + zstd.compress_frame(lines(*turn2()))
     assert appended.startswith(data)
-    assert len(zstd.scan_frames(appended).frames) == 3
+    assert len(frames(appended)) == 3
     assert decode(appended).events == turn1() + turn2()
 
 
@@ -77,7 +89,7 @@ def test_magic_bytes_decide_not_the_suffix() -> None:
 
 def test_pq_067_a_corrupted_event_frame_checksum_fails_validation() -> None:
     data = bytearray(encode_log(HEADER, turn1(), compress=True))
-    start, end = zstd.scan_frames(bytes(data)).frames[1]
+    start, end = frames(bytes(data))[1]
     data[end - 1] ^= 0xFF  # the last byte of the checksum trailer
     assert corrupt_message(bytes(data)) == (
         f"corrupt Zstandard session log: frame at byte {start} failed validation"
@@ -148,23 +160,44 @@ def test_a_defect_in_the_torn_frame_is_a_torn_tail() -> None:
     assert "dropped a torn tail" in decoded.report[1]
     # A turn/end after the defect makes it committed: corruption, as in plain text.
     frame = zstd.compress_frame(lines(b"{bad", *turn2()))
-    assert "unparsable committed event at line 7" in corrupt_message(data + frame[:-1])
+    assert "unparsable committed event at line 8" in corrupt_message(data + frame[:-1])
 
 
 def test_pq_073_header_frame_rules() -> None:
     header = lines({"type": "session", **HEADER, "delegationDepth": 0})
-    two_lines = zstd.compress_frame(header + lines(*turn1()[:1]))
-    assert corrupt_message(two_lines) == (
-        "corrupt Zstandard session log: first frame is not exactly one header line"
-    )
     no_newline = zstd.compress_frame(header[:-1])
-    assert "first frame is not exactly one header line" in corrupt_message(no_newline)
+    assert corrupt_message(no_newline) == (
+        "corrupt Zstandard session log: complete frame contains a torn JSONL record"
+    )
     assert corrupt_message(zstd.MAGIC) == ("empty or header-less Zstandard session log")
     bad = bytearray(zstd.compress_frame(header))
     bad[-1] ^= 0xFF
     assert corrupt_message(bytes(bad)) == (
         "corrupt Zstandard session log: frame at byte 0 failed validation"
     )
+
+
+def test_a_standard_stream_with_the_header_in_its_first_frame_is_read() -> None:
+    """What ``zstd`` writes: one frame holding every line (our layout splits them)."""
+    one_frame = zstd.compress_frame(encode_log(HEADER, turn1()))
+    assert decode(one_frame).events == turn1()
+    split = encode_log(HEADER, turn1())
+    cut = len(split) // 2  # a frame boundary inside a line, as pzstd writes them
+    two = zstd.compress_frame(split[:cut]) + zstd.compress_frame(split[cut:])
+    assert decode(two).events == turn1()
+
+
+@pytest.mark.skipif(not shutil.which("zstd"), reason="the zstd tool is not installed")
+@pytest.mark.parametrize(
+    "tool", [["zstd", "-q", "-c"], ["pzstd", "-q", "-c", "-p", "2"]]
+)
+def test_files_written_by_the_zstd_tools_are_read(tool: list[str]) -> None:
+    if not shutil.which(tool[0]):
+        pytest.skip(f"{tool[0]} is not installed")
+    plain = encode_log(HEADER, turn1() + turn2())
+    written = subprocess.run(tool, input=plain, capture_output=True, check=True)
+    assert zstd.is_zstd(written.stdout)
+    assert decode(written.stdout).events == turn1() + turn2()
 
 
 def test_a_zstd_header_is_checked_like_a_plain_one() -> None:
@@ -177,38 +210,54 @@ def test_a_zstd_header_is_checked_like_a_plain_one() -> None:
 # ---------------------------------------------------------------- frame scanner
 
 
-def test_pq_074_scanner_refuses_invalid_structure() -> None:
-    with pytest.raises(zstd.ZstdFrameError, match="invalid frame magic at byte 0"):
-        zstd.scan_frames(bytes(4))
+def _error(data: bytes) -> str:
+    with pytest.raises(zstd.ZstdFrameError) as caught:
+        list(zstd.decode_frames([data]))
+    return str(caught.value)
+
+
+def test_pq_074_the_reader_refuses_invalid_frames() -> None:
+    assert _error(bytes(4)) == (
+        "corrupt Zstandard session log: invalid frame magic at byte 0"
+    )
     frame = zstd.compress_frame(b"x\n")
-    with pytest.raises(zstd.ZstdFrameError, match="invalid frame magic at byte"):
-        zstd.scan_frames(frame + b"\x00\x00\x00\x00")
+    assert _error(frame + b"\x00\x00\x00\x00") == (
+        f"corrupt Zstandard session log: invalid frame magic at byte {len(frame)}"
+    )
+    # A reserved frame-header bit, and a block header of type 3 (reserved): the
+    # decoder refuses both; the message names the frame.
     reserved = bytearray(frame)
     reserved[4] |= 0x08
-    with pytest.raises(
-        zstd.ZstdFrameError, match="reserved frame-header bit at byte 4"
-    ):
-        zstd.scan_frames(bytes(reserved))
-    # A frame whose one block header says type 3 (reserved).
     block_type_3 = zstd.MAGIC + bytes([0x00, 0x00]) + bytes([0x07, 0x00, 0x00])
-    with pytest.raises(zstd.ZstdFrameError, match="reserved block type at byte 6"):
-        zstd.scan_frames(block_type_3)
+    for damaged, start in ((bytes(reserved), 0), (frame + block_type_3, len(frame))):
+        assert _error(damaged) == (
+            f"corrupt Zstandard session log: frame at byte {start} failed validation"
+        )
 
 
 def test_pq_074_truncated_header_block_or_checksum_is_torn_at_zero() -> None:
     frame = zstd.compress_frame(b"hello world\n" * 20)
     for cut in range(1, len(frame)):
-        scan = zstd.scan_frames(frame[:cut])
-        assert scan.frames == []
-        assert scan.torn_start == 0
-    assert zstd.scan_frames(frame).frames == [(0, len(frame))]
+        pieces = list(zstd.decode_frames([frame[:cut]]))
+        assert pieces[-1] == zstd.TornFrame(0, cut)
+        assert not any(isinstance(p, zstd.FrameEnd) for p in pieces)
+    assert frames(frame) == [(0, len(frame))]
 
 
-def test_pq_074_frame_limit() -> None:
-    data = encode_log(HEADER, turn1(), compress=True)
-    scan = zstd.scan_frames(data, limit=1)
-    assert len(scan.frames) == 1
-    assert zstd.decompress_frame(data[slice(*scan.frames[0])]).count(b"\n") == 1
+def test_frames_split_across_chunks_are_found() -> None:
+    many = [{**e, "seq": seq} for seq, e in enumerate(turn1() * 50)]
+    data = encode_log(HEADER, many, compress=True) + b"\x28\xb5"
+    whole = list(zstd.decode_frames([data]))
+    one_byte_chunks = list(
+        zstd.decode_frames(data[i : i + 1] for i in range(len(data)))
+    )
+
+    def summary(pieces: list[zstd.Piece]) -> tuple[bytes, list[zstd.Piece]]:
+        text = b"".join(p for p in pieces if isinstance(p, bytes))
+        return text, [p for p in pieces if not isinstance(p, bytes)]
+
+    assert summary(whole) == summary(one_byte_chunks)
+    assert summary(whole)[1][-1] == zstd.TornFrame(len(data) - 2, 2)
 
 
 def test_frames_of_other_encoders_are_read() -> None:

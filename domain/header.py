@@ -1,0 +1,88 @@
+"""The session header's rules, in one place: its shape, its version, their messages.
+
+Every reader of a header — the store's load, the store reader, the JSONL importers —
+asks these functions, so a header is valid or refused the same way, with the same
+words, wherever it is read (docs/persistence.md#jsonl-format).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+from agentlog.domain.errors import CorruptSessionLogError, UnsupportedSessionFormatError
+from agentlog.domain.json import js_number
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+SESSION_FORMAT_VERSION: Final = 0
+"""The only header version this build reads or writes (pre-release format)."""
+
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+
+HEADER_NOT_JSON: Final = "corrupt session log: header line is not valid JSON"
+NOT_A_HEADER: Final = "corrupt session log: first line is not a session header"
+
+HEADER_KEYS: Final = (
+    "version",
+    "id",
+    "createdAt",
+    "cwd",
+    "parentSession",
+    "seedLength",
+    "delegationDepth",
+)
+"""The keys a stored header may hold, in the order the header line writes them."""
+
+
+def _is_number(value: object) -> bool:
+    return type(value) is int or type(value) is float
+
+
+def is_depth(value: object) -> bool:
+    """A ``delegationDepth`` is a non-negative safe integer."""
+    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
+
+
+def check_header_shape(
+    value: object,
+    *,
+    source: str,
+    require_version: bool = True,
+    require_depth: bool = False,
+) -> dict[str, Any]:
+    """Check a parsed header line's shape; return it without ``type``.
+
+    A header is an object with ``type:"session"``, a numeric ``version`` (optional
+    only for the original harness's later logs, ``require_version=False``), a string
+    ``id`` and a numeric ``createdAt``; a ``delegationDepth`` present must be a
+    non-negative safe integer. Extra keys are kept. ``source`` names the input in
+    the error, since the header's own id is not trusted yet.
+    """
+    if not isinstance(value, dict) or value.get("type") != "session":
+        raise CorruptSessionLogError(NOT_A_HEADER, session_id=source, seq=None)
+    shaped = isinstance(value.get("id"), str) and _is_number(value.get("createdAt"))
+    if "version" in value or require_version:
+        shaped = shaped and _is_number(value.get("version"))
+    if "delegationDepth" in value:
+        shaped = shaped and is_depth(value["delegationDepth"])
+    elif require_depth:
+        shaped = False
+    if not shaped:
+        raise CorruptSessionLogError(NOT_A_HEADER, session_id=source, seq=None)
+    return {key: item for key, item in value.items() if key != "type"}
+
+
+def check_format_version(session_id: str, header: Mapping[str, Any]) -> None:
+    """Refuse a header of another format version.
+
+    See docs/persistence.md#format-versions-and-legacy-shapes. Only the integer 0
+    is this format; ``0.0``, ``"0"`` or ``true`` are not.
+    """
+    version = header.get("version")
+    if type(version) is not int or version != SESSION_FORMAT_VERSION:
+        msg = (
+            f"unsupported session format version {js_number(version)}"
+            f' for "{session_id}" (only v{SESSION_FORMAT_VERSION} is supported)'
+        )
+        raise UnsupportedSessionFormatError(msg)

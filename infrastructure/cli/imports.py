@@ -1,0 +1,110 @@
+"""The ``import`` command's work: open each file, store it, say what happened.
+
+Kept apart from the command's options so the flow reads in one place: every file is
+imported on its own (one bad file does not stop the others), with a progress bar
+per pass, and ``--new-id`` maps every header id of the batch to a fresh UUID4 before
+the first import, so a child imported with its parent points at the parent's new id
+whatever the order of the files.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING
+
+from agentlog.application.transfer import ImportResult, import_session
+from agentlog.domain.errors import AgentlogError, SessionAlreadyExistsError
+from agentlog.infrastructure.formats.jsonl import LogFile, open_log
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
+
+    from agentlog.application.sessions import Sessions
+    from agentlog.infrastructure.cli.progress import Meter
+
+_PHASES = {"reading": "checking", "storing": "storing"}
+
+
+class Imports:
+    """Imports files into one store, yielding ``(file, result or error line)``."""
+
+    def __init__(
+        self,
+        app: Sessions,
+        meter: Meter,
+        substitutions: Mapping[str, str],
+        *,
+        strict: bool,
+        new_id: bool,
+    ) -> None:
+        self.app = app
+        self.meter = meter
+        self.substitutions = substitutions
+        self.strict = strict
+        self.new_id = new_id
+        self.new_ids: dict[str, str] = {}
+        self.sizes: dict[str, int | None] = {}
+
+    def run(self, paths: list[str]) -> Iterator[tuple[str, ImportResult | str]]:
+        opened: list[tuple[str, LogFile | str]] = [
+            (path, self._open(path)) for path in paths
+        ]
+        for path, log in opened:
+            if isinstance(log, LogFile):
+                self.sizes[path] = log.size
+        if self.new_id:
+            for _, log in opened:
+                if isinstance(log, LogFile):
+                    self.new_ids.setdefault(str(log.header["id"]), str(uuid.uuid4()))
+        for path, log in opened:
+            if isinstance(log, str):
+                yield path, log
+                continue
+            yield path, self._import(log)
+
+    def _open(self, path: str) -> LogFile | str:
+        try:
+            return open_log(
+                path, substitutions=self.substitutions, on_bytes=self._on_bytes(path)
+            )
+        except (AgentlogError, OSError) as error:
+            return _line(error)
+
+    def _on_bytes(self, path: str) -> Callable[[str, int], None]:
+        """Progress of one file: a new bar phase per pass, advanced by bytes read."""
+        current = [""]
+
+        def advance(phase: str, size: int) -> None:
+            if phase != current[0]:
+                current[0] = phase
+                label = f"{_PHASES.get(phase, phase)} {path}"
+                self.meter.phase(label, self.sizes.get(path))
+            self.meter.advance(size)
+
+        return advance
+
+    def _import(self, log: LogFile) -> ImportResult | str:
+        old = str(log.header["id"])
+        parent = log.header.get("parentSession")
+        try:
+            return import_session(
+                self.app,
+                log,
+                session_id=self.new_ids.get(old),
+                parent_session=self.new_ids.get(parent) if parent else None,
+                strict=self.strict,
+            )
+        except SessionAlreadyExistsError as error:
+            return f"{_line(error)}; use --new-id to import it as a new session"
+        except AgentlogError as error:
+            return _line(error)
+
+
+def _line(error: BaseException) -> str:
+    """The error as the one line the command prints."""
+    text = str(error) if not isinstance(error, OSError) else _os_error(error)
+    return " ".join(text.split())
+
+
+def _os_error(error: OSError) -> str:
+    return error.strerror or str(error)

@@ -44,6 +44,9 @@ class Imports:
         self.new_id = new_id
         self.new_ids: dict[str, str] = {}
         self.sizes: dict[str, int | None] = {}
+        self.stored: list[str] = []
+        self.writing: str | None = None
+        """The new session being written now, for the report of a stop signal."""
 
     def run(self, paths: list[str]) -> Iterator[tuple[str, ImportResult | str]]:
         opened: list[tuple[str, LogFile | str]] = [
@@ -86,8 +89,10 @@ class Imports:
     def _import(self, log: LogFile) -> ImportResult | str:
         old = str(log.header["id"])
         parent = log.header.get("parentSession")
+        target = self.new_ids.get(old, old)
+        self.writing = None if self.app.is_stored(target) else target
         try:
-            return import_session(
+            result = import_session(
                 self.app,
                 log,
                 session_id=self.new_ids.get(old),
@@ -98,6 +103,18 @@ class Imports:
             return f"{_line(error)}; use --new-id to import it as a new session"
         except AgentlogError as error:
             return _line(error)
+        finally:
+            self.writing = None
+        self.stored.append(result.session_id)
+        return result
+
+    def stored_now(self, app: Sessions) -> list[str]:
+        """After a stop: the sessions imported, and how far the one in progress got."""
+        names = [session_id for session_id in self.stored if app.is_stored(session_id)]
+        if self.writing is not None and app.is_stored(self.writing):
+            count = app.stored_length(self.writing)
+            names.append(f"{self.writing} ({count} events)")
+        return names
 
 
 def _line(error: BaseException) -> str:

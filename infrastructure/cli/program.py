@@ -25,11 +25,17 @@ from rich.segment import Segment
 
 from agentlog.domain.errors import AgentlogError
 from agentlog.domain.json import dumps
+from agentlog.infrastructure.cli.interrupt import (
+    EXIT_INTERRUPTED,
+    Interrupted,
+    install_stop_handlers,
+    stopped_line,
+)
+from agentlog.infrastructure.cli.storage import abandon, open_store, stored_now
 from agentlog.infrastructure.cli.terminal import mask_secrets, printable
 from agentlog.infrastructure.store import (
     DEFAULT_STORE_URL,
     STORE_ENV_VAR,
-    open_sessions,
     parse_store_url,
     store_url_from_environment,
 )
@@ -41,6 +47,7 @@ if TYPE_CHECKING:
 
     from agentlog.application.sessions import Sessions
     from agentlog.domain.json import Json
+    from agentlog.infrastructure.cli.storage import StoredCheck
 
 EXIT_ERROR = 1
 _BREAKS = re.compile(r"\s*\n\s*")
@@ -172,15 +179,42 @@ def state_of(ctx: typer.Context) -> CliState:
 
 
 @contextlib.contextmanager
-def opened(ctx: typer.Context) -> Iterator[Sessions]:
-    """The store of ``--store``, open for one command and closed after it."""
-    state = state_of(ctx)
-    with reported():
-        app = open_sessions(state.store_url)
-        try:
-            yield app
-        finally:
+def opened(
+    ctx: typer.Context, *, create: bool = False, stored: StoredCheck | None = None
+) -> Iterator[Sessions]:
+    """The store of ``--store``, open for one command and closed after it.
+
+    Only ``create`` may make a new SQLite file. On an error or a stop signal the
+    store is closed without flushing; a write passes ``stored``, which a fresh
+    connection runs to say exactly what was committed before the signal.
+    """
+    url = state_of(ctx).store_url
+    try:
+        with reported():
+            app = open_store(url, create=create)
+            try:
+                yield app
+            except BaseException:
+                abandon(app)
+                raise
             app.close()
+    except Interrupted as stop:
+        raise interrupted(url, stop, stored) from None
+
+
+def interrupted(url: str, stop: Interrupted, check: StoredCheck | None) -> typer.Exit:
+    """Print the one line of a stopped command; the caller raises the exit."""
+    if check is None:
+        line = f"interrupted by {stop.signal_name}"
+    else:
+        try:
+            committed: list[str] | None = stored_now(url, check)
+        except (Exception, Interrupted):
+            committed = None
+        line = stopped_line(stop, committed)
+    sys.stderr.write(one_line(line) + "\n")
+    sys.stderr.flush()
+    return typer.Exit(EXIT_INTERRUPTED)
 
 
 def say(console: Console, line: str, style: str | None = None) -> None:
@@ -242,4 +276,5 @@ def _survive_any_encoding() -> None:
 def main() -> None:
     """The console script ``agentlog``."""
     _survive_any_encoding()
+    install_stop_handlers()
     cli(prog_name="agentlog")

@@ -9,12 +9,13 @@ draws it.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from agentlog.application.query import SessionQuery
+from agentlog.application.query import DEFAULT_READ_WINDOW_MAX, SessionQuery
 from agentlog.infrastructure.cli.program import (
+    SEQ_MAX,
     JsonFlag,
     Seq,
     SessionId,
@@ -37,12 +38,34 @@ from agentlog.infrastructure.cli.render import (
 )
 
 READ = "Read"
+LIMIT_MAX = 10_000
+"""The most rows one listing page holds; more pages follow with ``--cursor``."""
+WINDOW_MAX = DEFAULT_READ_WINDOW_MAX
+
+
+def neighbours_option(flag: str, side: str) -> Any:
+    """``--before``/``--after``: how many raw events to show on that side."""
+    return typer.Option(
+        flag,
+        metavar="N",
+        min=0,
+        max=WINDOW_MAX,
+        help=f"Events {side} it (0 to {WINDOW_MAX}).",
+    )
 
 
 @cli.command("ls", rich_help_panel=READ)
 def list_command(
     ctx: typer.Context,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="Rows per page.")] = 50,
+    limit: Annotated[
+        int,
+        typer.Option(
+            "--limit",
+            min=1,
+            max=LIMIT_MAX,
+            help=f"Rows per page (1 to {LIMIT_MAX}; --cursor pages on).",
+        ),
+    ] = 50,
     cursor: Annotated[
         str | None, typer.Option("--cursor", help="The nextCursor of a previous page.")
     ] = None,
@@ -94,7 +117,10 @@ def messages(
     ctx: typer.Context,
     session_id: SessionId,
     last: Annotated[
-        int | None, typer.Option("--last", min=0, metavar="N", help="Only the last N.")
+        int | None,
+        typer.Option(
+            "--last", min=0, max=SEQ_MAX, metavar="N", help="Only the last N."
+        ),
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -128,11 +154,11 @@ def event(
     ctx: typer.Context,
     session_id: SessionId,
     seq: Seq,
-    before: Annotated[int, typer.Option("--before", metavar="N")] = 0,
-    after: Annotated[int, typer.Option("--after", metavar="N")] = 0,
+    before: Annotated[int, neighbours_option("--before", "before")] = 0,
+    after: Annotated[int, neighbours_option("--after", "after")] = 0,
     as_json: JsonFlag = False,
 ) -> None:
-    """One event in full, with up to N raw events before and after it."""
+    """One event in full, with up to N raw events (at most 50) on each side."""
     with opened(ctx) as app:
         window = SessionQuery(app).read_event(session_id, seq, before, after)
     if as_json:

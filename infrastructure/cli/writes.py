@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import os
 import sys
+import uuid
 from pathlib import Path  # noqa: TC003 - typer reads the annotations at runtime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from agentlog.application.transfer import export_events
+from agentlog.domain.errors import SessionConflictError, SessionForkError
 from agentlog.infrastructure.cli.imports import Imports
 from agentlog.infrastructure.cli.program import (
     EXIT_ERROR,
+    SEQ_MAX,
     JsonFlag,
     SessionId,
     cli,
@@ -38,7 +41,12 @@ from agentlog.infrastructure.formats.jsonl import (
     write_log,
 )
 
+if TYPE_CHECKING:
+    from agentlog.application.sessions import Sessions
+    from agentlog.domain.json import Envelope
+
 WRITE = "Write"
+REPAIR_ATTEMPTS = 5
 
 
 @cli.command("import", rich_help_panel=WRITE)
@@ -82,7 +90,12 @@ def import_command(
         substitutions[name] = value
     results: list[dict[str, Any]] = []
     failures = 0
-    with opened(ctx) as app, Meter(err) as meter:
+    imports: Imports | None = None
+
+    def stored(app: Sessions) -> list[str]:
+        return [] if imports is None else imports.stored_now(app)
+
+    with opened(ctx, create=True, stored=stored) as app, Meter(err) as meter:
         imports = Imports(app, meter, substitutions, strict=strict, new_id=new_id)
         for path, outcome in imports.run([os.fspath(file) for file in files]):
             if isinstance(outcome, str):
@@ -145,21 +158,53 @@ def fork(
     session_id: SessionId,
     at: Annotated[
         int | None,
-        typer.Option("--at", metavar="SEQ", help="A turn/end seq (default: the last)."),
+        typer.Option(
+            "--at",
+            metavar="SEQ",
+            min=0,
+            max=SEQ_MAX,
+            help="A turn/end seq (default: the last event, which must be one).",
+        ),
     ] = None,
     child_id: Annotated[
         str | None,
         typer.Option(
-            "--id", metavar="ID", help="The new session's id.", callback=encodable
+            "--id",
+            metavar="ID",
+            help="The new session's id (default: a new UUID).",
+            callback=encodable,
         ),
     ] = None,
+    repair_first: Annotated[
+        bool,
+        typer.Option(
+            "--repair", help="Close the source's open turn first (a crashed writer)."
+        ),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Start a new session seeded with this one's events up to a turn end."""
-    with opened(ctx) as app:
-        child = app.fork(session_id, boundary=at, child_session_id=child_id)
+    new_id = child_id or str(uuid.uuid4())
+
+    def stored(app: Sessions) -> list[str]:
+        return [new_id] if app.is_stored(new_id) else []
+
+    with opened(ctx, stored=stored) as app:
+        if repair_first:
+            _repair(app, session_id)
+        try:
+            child = app.fork(session_id, boundary=at, child_session_id=new_id)
+        except SessionForkError as error:
+            raise _fork_refusal(app, error, session_id, at) from None
         header = child.header
-        app.close(child)
+        try:
+            app.close(child)
+        except SessionConflictError:
+            # Only another writer creating the same id conflicts with a new session.
+            msg = f'session "{new_id}" already exists'
+            raise SessionForkError(
+                msg, SessionForkError.SESSION_ALREADY_EXISTS
+            ) from None
     if as_json:
         emit_json(header)
         return
@@ -168,16 +213,51 @@ def fork(
     say(err, f"forked {session_id} with {inherited} events")
 
 
+def _fork_refusal(
+    app: Sessions, error: SessionForkError, session_id: str, at: int | None
+) -> SessionForkError:
+    """The refusal, with what to do when the default boundary is an open turn."""
+    if error.code != SessionForkError.OPEN_TURN or at is not None:
+        return error
+    if not app.load_aggregate(session_id).closers():
+        return error
+    msg = (
+        f"{error}: its last turn is open (a writer crashed?); run "
+        f"`agentlog repair {session_id}` first, or fork with --repair"
+    )
+    return SessionForkError(msg, SessionForkError.OPEN_TURN)
+
+
 @cli.command(rich_help_panel=WRITE)
 def repair(
     ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False
 ) -> None:
     """Close a crashed session's open turn (docs/repair.md)."""
-    with opened(ctx) as app:
-        closers = app.repair(session_id)
+
+    def stored(app: Sessions) -> list[str]:
+        if app.load_aggregate(session_id).closers():
+            return []
+        return [session_id]
+
+    with opened(ctx, stored=stored) as app:
+        closers = _repair(app, session_id)
     if as_json:
         emit_json(closers)
     elif not closers:
         say(out, f"{session_id}: nothing to repair (no open turn)")
     else:
         out.print(events_table(f"repaired {session_id}: appended", closers))
+
+
+def _repair(app: Sessions, session_id: str) -> list[Envelope]:
+    """Repair, reading the session again when another writer appended first.
+
+    Two ``repair`` commands at once both see the open turn; the one that loses the
+    race finds it closed on the next read, which is success, not a conflict.
+    """
+    for _ in range(REPAIR_ATTEMPTS - 1):
+        try:
+            return app.repair(session_id)
+        except SessionConflictError:
+            continue
+    return app.repair(session_id)

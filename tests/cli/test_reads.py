@@ -201,12 +201,6 @@ def test_query_errors_print_the_spec_message(demo_store: Store) -> None:
     cases = {
         ("event", main, "9999"): f'session "{main}" has no event at seq 9999',
         ("trace-event", main, "9999"): f'session "{main}" has no event at seq 9999',
-        ("event", main, "3", "--before", "51"): (
-            "before must be an integer between 0 and 50"
-        ),
-        ("event", main, "3", "--after", "-1"): (
-            "after must be an integer between 0 and 50"
-        ),
         ("fork", "missing"): 'session "missing" not found',
         ("fork", main, "--at", "5"): (
             f'fork boundary 5 in session "{main}" must be turn/end, got step/start'
@@ -245,6 +239,12 @@ def test_errors_are_the_same_on_every_backend(demo_store: Store) -> None:
         ["show"],
         ["ls", "--nope"],
         ["messages", "x", "--last", "-1"],
+        ["event", "x", "3", "--before", "51"],
+        ["event", "x", "3", "--after", "-1"],
+        ["event", "x", "99999999999999999999999"],
+        ["trace-event", "x", "-1"],
+        ["fork", "x", "--at", "99999999999999999999999"],
+        ["ls", "--limit", "99999999999999999999999"],
     ],
 )
 def test_usage_errors_exit_2(tmp_path: Path, args: list[str]) -> None:

@@ -39,7 +39,8 @@ def test_agentlog_store_names_the_store_and_store_wins(tmp_path: Path) -> None:
     listed = run_cli("ls", "--json", cwd=tmp_path, env=env).json()["items"]
     assert [item["id"] for item in listed] == [TODO_PLAN_ID]
     elsewhere = run_cli("--store", "sqlite:///other.db", "ls", cwd=tmp_path, env=env)
-    assert elsewhere.ok().stdout == "no sessions yet; try: agentlog demo\n"
+    assert one_line_error(elsewhere).startswith("no store at sqlite:///other.db")
+    assert not (tmp_path / "other.db").exists()
 
 
 def test_memory_store_starts_empty(tmp_path: Path) -> None:
@@ -75,8 +76,12 @@ def test_a_bad_url_is_one_line(tmp_path: Path, url: str, message: str) -> None:
 
 def test_an_unopenable_sqlite_file_is_one_line(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/missing/dir/agentlog.db"
-    line = one_line_error(run_cli("--store", url, "ls", cwd=tmp_path))
+    line = one_line_error(
+        run_cli("--store", url, "import", str(TODO_PLAN), cwd=tmp_path)
+    )
     assert line == f"cannot open the store {url}: unable to open database file"
+    line = one_line_error(run_cli("--store", url, "ls", cwd=tmp_path))
+    assert line.startswith(f"no store at {url}")
 
 
 def test_an_unreachable_postgres_is_one_line(tmp_path: Path) -> None:

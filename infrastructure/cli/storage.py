@@ -1,0 +1,70 @@
+"""Opening and closing a command's store: reads never create one, stops never flush.
+
+A read against a mistyped ``--store`` must say so rather than show an empty store,
+so only the commands that create sessions (``import``, ``demo``) may create the
+SQLite file, a PostgreSQL schema or its tables. A command that stops on an error or
+a signal closes its store without the flush :meth:`Sessions.close` does, so nothing
+is written after the stop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, TypeAlias
+
+from agentlog.domain.errors import StoreNotFoundError
+from agentlog.infrastructure.store import open_sessions, parse_store_url
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from agentlog.application.sessions import Sessions
+    from agentlog.infrastructure.store_url import StoreConfig
+
+    StoredCheck: TypeAlias = Callable[[Sessions], list[str]]
+    """After a stop, what a write committed, as the session ids to print."""
+
+CREATES = "(agentlog import or agentlog demo creates it)"
+
+
+def open_store(url: str, *, create: bool) -> Sessions:
+    """The ``Sessions`` of ``url``; without ``create`` the store must exist."""
+    try:
+        if not create:
+            _check_postgres_store(parse_store_url(url))
+        return open_sessions(url, create=create)
+    except StoreNotFoundError as error:
+        raise StoreNotFoundError(f"{error} {CREATES}") from error
+
+
+def _check_postgres_store(config: StoreConfig) -> None:
+    """A PostgreSQL store exists when its schema holds the events table."""
+    if config.env.get("PERSISTENCE_MODULE") != "eventsourcing.postgres":
+        return
+    from agentlog.application.sessions import Sessions
+    from agentlog.infrastructure.postgres import connect
+
+    table = f'"{config.schema or "public"}"."{Sessions.name.lower()}_events"'
+    with connect(config.env) as connection:
+        row = connection.execute("SELECT to_regclass(%s)", (table,)).fetchone()
+    if row is None or row[0] is None:
+        msg = f"no store at {config.display}: it has no agentlog tables"
+        raise StoreNotFoundError(msg)
+
+
+def abandon(app: Sessions) -> None:
+    """Close ``app`` without saving anything still pending in its live sessions."""
+    for handle in app.live_sessions():
+        handle.stale = True
+    # The store may be what failed; closing it must not hide the first error.
+    with contextlib.suppress(Exception):
+        app.close()
+
+
+def stored_now(url: str, check: StoredCheck) -> list[str]:
+    """What ``check`` finds in the store on a fresh connection (after a stop)."""
+    app = open_store(url, create=False)
+    try:
+        return check(app)
+    finally:
+        abandon(app)

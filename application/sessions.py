@@ -28,6 +28,7 @@ from eventsourcing.persistence import (
 from eventsourcing.persistence import PersistenceError as EventSourcingPersistenceError
 from eventsourcing.utils import retry
 
+from agentlog.application.fork_copy import can_copy, fork_by_copy
 from agentlog.application.handle import SessionHandle
 from agentlog.application.history import MessageHistory
 from agentlog.application.locks import (
@@ -274,7 +275,10 @@ class Sessions(Application[str]):
             invariants=self.invariants,
             clock=self.clock,
         )
-        handle = self._enter(aggregate, new=True)
+        return self._announce(self._enter(aggregate, new=True))
+
+    def _announce(self, handle: SessionHandle) -> SessionHandle:
+        """Tell the creation observers; a failing one undoes the registration."""
         try:
             for observer in list(self._created_observers):
                 observer(handle)
@@ -805,8 +809,23 @@ class Sessions(Application[str]):
             return str(self.read_events(source_id, after=seq - 1, limit=1)[0]["type"])
 
         last = resolve_fork_boundary(source_id, boundary, length, type_at)
-        seed = [] if last is None else self.read_events(source_id, limit=last + 1)
         cwd = header.get("cwd")
+        if live is None and last is not None and can_copy(self):
+            # A stored parent: copy its validated rows in the store.
+            child_id = child_session_id or str(uuid.uuid4())
+            self._refuse_live(child_id)
+            child = fork_by_copy(
+                self,
+                source_id,
+                last,
+                cwd=cwd if isinstance(cwd, str) else None,
+                child_id=child_id,
+                project=self._project_checked,
+                clock=self.clock,
+                snapshot=self.snapshot_interval > 0,
+            )
+            return self._announce(self._enter(child, new=True))
+        seed = [] if last is None else self.read_events(source_id, limit=last + 1)
         return self.create_session(
             cwd=cwd if isinstance(cwd, str) else None,
             session_id=child_session_id,

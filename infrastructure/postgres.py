@@ -23,6 +23,7 @@ import psycopg
 from eventsourcing.postgres import PostgresFactory
 
 from agentlog.domain.errors import StoreUnavailableError
+from agentlog.infrastructure.recorders import PostgresSessionRecorder
 from agentlog.infrastructure.store_url import CONNINFO_ENV_VAR
 
 if TYPE_CHECKING:
@@ -90,6 +91,9 @@ def connect(env: Mapping[str, str]) -> Iterator[psycopg.Connection[Any]]:
 
 class AgentlogPostgresFactory(PostgresFactory):
     """``PostgresFactory`` with URL parameters, an early check and locked DDL."""
+
+    # Copies a stream's rows in the database (a fork of a stored session).
+    application_recorder_class = PostgresSessionRecorder
 
     def __init__(self, env: Environment | EnvType | None) -> None:
         super().__init__(env)

@@ -1,27 +1,70 @@
-"""Recorders with one more read: the rows at given versions, nothing between.
+"""The library's recorders plus two operations: exact reads and stream copies.
 
 Deriving messages needs only the events on the surface; a long session holds five
 or more log-only rows (stream chunks, boundaries) per message. Reading exactly the
 surface rows, instead of ranges that include the chunks between them, is the
 difference between decoding the surface and fetching the whole log.
+
+A fork of a stored session copies the parent's rows in the database
+(:meth:`copy_stream`): the rows were validated when they were appended, and a
+row's state (its log line) names no session, so it is copied byte for byte with
+its version (seq) unchanged. The copy rides the library's ``insert_events``
+keyword hook, the way a process recorder adds its tracking row: the child's header
+row and the copied rows commit in one transaction, with the library's own table
+locking and notification, in constant memory however long the parent is.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from eventsourcing.persistence import StoredEvent
+from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder
+from psycopg.sql import SQL, Identifier
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from eventsourcing.sqlite import SQLiteCursor
+    from psycopg import Cursor
+    from psycopg.rows import DictRow
+
+CopyFrom = tuple[str, int]
+"""``(source session id, last version)``: copy versions 2..last of the source."""
 
 BATCH = 500
 """Versions per statement: far below SQLite's bound on host parameters."""
 
 
 class SQLiteSessionRecorder(SQLiteApplicationRecorder):
-    """The library's SQLite recorder, plus :meth:`select_events_at`."""
+    """The library's SQLite recorder, plus :meth:`select_events_at` and
+    :meth:`copy_stream`."""
+
+    def copy_stream(self, header: StoredEvent, source_id: str, last: int) -> None:
+        """Store ``header`` and a copy of ``source_id``'s versions 2..``last``."""
+        self.insert_events([header], copy_from=(source_id, last))
+
+    def _insert_events(
+        self,
+        c: SQLiteCursor,
+        stored_events: Sequence[StoredEvent],
+        *,
+        copy_from: CopyFrom | None = None,
+        **kwargs: Any,
+    ) -> Sequence[int] | None:
+        ids = super()._insert_events(c, stored_events, **kwargs)
+        if copy_from is not None:
+            (target,) = {str(event.originator_id) for event in stored_events}
+            c.execute(
+                f"INSERT INTO {self.events_table_name} "
+                "(originator_id, originator_version, topic, state) "
+                "SELECT ?, originator_version, topic, state "
+                f"FROM {self.events_table_name} WHERE originator_id = ? "
+                "AND originator_version BETWEEN 2 AND ? ORDER BY originator_version",
+                (target, *copy_from),
+            )
+        return ids
 
     def select_events_at(
         self, originator_id: str, versions: Sequence[int]
@@ -48,3 +91,42 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder):
                     for row in cursor.fetchall()
                 )
         return rows
+
+
+class PostgresSessionRecorder(PostgresApplicationRecorder):
+    """The library's PostgreSQL recorder, plus :meth:`copy_stream`."""
+
+    def copy_stream(self, header: StoredEvent, source_id: str, last: int) -> None:
+        """Store ``header`` and a copy of ``source_id``'s versions 2..``last``."""
+        self.insert_events([header], copy_from=(source_id, last))
+
+    def _insert_stored_events(
+        self,
+        curs: Cursor[DictRow],
+        stored_events: Sequence[StoredEvent],
+        *,
+        copy_from: CopyFrom | None = None,
+        **kwargs: Any,
+    ) -> None:
+        # The library locks the table and notifies before inserting the header,
+        # so the copied rows take the notification ids after it, in commit order.
+        super()._insert_stored_events(curs, stored_events, **kwargs)
+        if copy_from is not None:
+            (target,) = {str(event.originator_id) for event in stored_events}
+            table = SQL("{0}.{1}").format(
+                Identifier(self.datastore.schema), Identifier(self.events_table_name)
+            )
+            # Another cursor: the library fetches the header's notification id
+            # from this one afterwards.
+            with curs.connection.cursor() as copy:
+                copy.execute(
+                    SQL(
+                        "INSERT INTO {0} "
+                        "(originator_id, originator_version, topic, state) "
+                        "SELECT %s, originator_version, topic, state FROM {0} "
+                        "WHERE originator_id = %s "
+                        "AND originator_version BETWEEN 2 AND %s "
+                        "ORDER BY originator_version"
+                    ).format(table),
+                    (target, *copy_from),
+                )

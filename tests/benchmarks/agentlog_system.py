@@ -86,6 +86,7 @@ class AgentlogSystem(BenchSystem):
             "agentlog.infrastructure.recorders",
             "eventsourcing.sqlite",
             "agentlog.application.query",
+            "agentlog.infrastructure.views.sqlite",
         ):
             importlib.import_module(module)
 

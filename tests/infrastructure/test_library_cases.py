@@ -2,11 +2,12 @@
 
 Our views extend the library's tracking recorders and keep the position under a
 per-view key by overriding its protected steps (``_insert_tracking``,
-``_max_tracking_id``, ``_assert_tracking_uniqueness``); the SQLite session
-recorder adds a read to the library's application recorder. These cases are the
-library's behavioural spec for a recorder, so every backend class must pass them
-as the library's own recorders do. Timing-only cases are skipped: they print,
-they assert nothing, and we never assert on time.
+``_max_tracking_id``, ``_assert_tracking_uniqueness``); the session recorders add
+a read and a stream copy to the library's application recorders (through
+``_insert_events`` and ``_insert_stored_events``). These cases are the library's
+behavioural spec for a recorder, so every backend class must pass them as the
+library's own recorders do. Timing-only cases are skipped: they print, they
+assert nothing, and we never assert on time.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ from eventsourcing.tests.persistence import (
 )
 
 from agentlog.application import Sessions
-from agentlog.infrastructure.recorders import SQLiteSessionRecorder
+from agentlog.infrastructure.recorders import (
+    PostgresSessionRecorder,
+    SQLiteSessionRecorder,
+)
 from agentlog.infrastructure.views import popo, postgres, sqlite
 from tests.conftest import PG_URL, pg_params
 
@@ -131,6 +135,28 @@ class TestSQLiteSessionRecorder(
     def create_recorder(self) -> SQLiteSessionRecorder:
         recorder = self.app.recorder
         assert isinstance(recorder, SQLiteSessionRecorder)
+        return recorder
+
+    @unittest.skip(NOT_TIMED)
+    def test_performance(self) -> None: ...
+
+    @unittest.skip(NOT_TIMED)
+    def test_concurrent_throughput(self) -> None: ...
+
+
+class TestPostgresSessionRecorder(
+    Backend, ApplicationRecorderTestCase[PostgresSessionRecorder]
+):
+    """The same cases on the PostgreSQL recorder ``Sessions`` uses."""
+
+    backend = "postgres"
+
+    def new_originator_id(self) -> str:
+        return str(uuid.uuid4())
+
+    def create_recorder(self) -> PostgresSessionRecorder:
+        recorder = self.app.recorder
+        assert isinstance(recorder, PostgresSessionRecorder)
         return recorder
 
     @unittest.skip(NOT_TIMED)

@@ -51,7 +51,6 @@ from agentlog.domain.events import SessionEvent
 from agentlog.domain.fork import resolve_fork_boundary
 from agentlog.domain.header import check_format_version
 from agentlog.domain.json import loads
-from agentlog.domain.known_types import check_known_type
 from agentlog.domain.session import (
     Clock,
     Session,
@@ -62,7 +61,7 @@ from agentlog.domain.session import (
     now_ms,
     project_session,
 )
-from agentlog.domain.vocabulary import check_legacy
+from agentlog.domain.vocabulary import check_legacy, check_reserved_type
 from agentlog.infrastructure.store_url import STORE_ENV_VAR, parse_store_url
 
 if TYPE_CHECKING:
@@ -957,7 +956,7 @@ def _refusing_legacy(events: Iterable[Any]) -> Iterator[Any]:
             check_legacy(
                 event.originator_id, envelope["type"], envelope["data"], event.seq
             )
-            check_known_type(event.originator_id, envelope["type"], event.seq)
+            check_reserved_type(event.originator_id, envelope["type"], event.seq)
         yield event
 
 

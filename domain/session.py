@@ -32,10 +32,14 @@ from agentlog.domain.events import SessionEvent, build_event
 from agentlog.domain.header import SESSION_FORMAT_VERSION
 from agentlog.domain.invariants import TurnInvariants
 from agentlog.domain.json import Envelope, NotJsonError, dumps, loads, snapshot_json
-from agentlog.domain.known_types import check_known_type
 from agentlog.domain.repair import RepairTracker
 from agentlog.domain.surface import Surface, check_intent
-from agentlog.domain.vocabulary import SURFACE_TYPES, check_legacy, check_payload
+from agentlog.domain.vocabulary import (
+    SURFACE_TYPES,
+    check_legacy,
+    check_payload,
+    check_reserved_type,
+)
 
 Clock = Callable[[], int]
 """Returns the wall clock in epoch milliseconds."""
@@ -354,7 +358,7 @@ class Session(BaseAggregate[str]):
                 envelope["seq"],
             )
         check_legacy(self.id, event_type, envelope["data"], envelope["seq"])
-        check_known_type(self.id, event_type, envelope["seq"])
+        check_reserved_type(self.id, event_type, envelope["seq"])
         check_payload(event_type, envelope["data"])
         self.surface.check(envelope)
         if invariants:

@@ -4,8 +4,14 @@ An :class:`EventType` says everything the rules know about a type: its wire name
 (the stored topic), its family, its payload model, the Python event class that
 records it, whether it joins the surface, and whether it must sit inside the open
 step. The surface, the invariants, the event classes, the payload check and the
-importers all read :data:`VOCABULARY`; nothing else lists types. A type no one
-declared is a plugin's: stored verbatim as a log-only event (``docs/vocabulary.md``).
+importers all read :data:`VOCABULARY`; nothing else lists types.
+
+A type no one declared is a plugin's, whatever its family: stored verbatim with any
+JSON ``data``, never on the surface, given no core rule — on append, seed, import
+and load alike, as the original harness treats every type it does not know
+(``tool/code-dispatch`` is a real plugin type in the ``tool/`` family). Only the
+declared core types get core rules. The one refusal is a reserved name
+(:func:`check_reserved_type`).
 """
 
 from __future__ import annotations
@@ -145,6 +151,20 @@ RESERVED_TYPES: Final = frozenset({"session", "session-snapshot"})
 """The stored topics of the header and of snapshots: never event types."""
 
 
+def check_reserved_type(session_id: str, event_type: str, seq: int) -> None:
+    """Refuse an event named like the header or a snapshot: it would be read back
+    as one of those. Every other name is recordable.
+
+    Raises :class:`~agentlog.domain.errors.UnsupportedSessionFormatError`.
+    """
+    if event_type in RESERVED_TYPES:
+        msg = (
+            f'session "{session_id}" contains reserved event type "{event_type}" at '
+            f"seq {seq}; that name is the stored header's or a snapshot's"
+        )
+        raise UnsupportedSessionFormatError(msg)
+
+
 def declared(event_type: str) -> EventType | None:
     """The declaration of ``event_type``, or ``None`` for a type no one declared."""
     return _REGISTRY.get(event_type)
@@ -276,6 +296,7 @@ __all__ = [
     "EventType",
     "check_legacy",
     "check_payload",
+    "check_reserved_type",
     "declared",
     "family_of",
     "is_surface_eligible_type",

@@ -252,9 +252,8 @@ on the five surface types a `surfaceOp` with optional `sourceEventSeqs` (see
 shape of their `data`. A payload is checked strictly (no coercion: `1` is not `true`,
 `"1"` is not `1`), extra keys are kept, and every tagged set (content blocks, sources,
 reasons, chunks, …) accepts kinds it does not know, so a newer producer's log still
-loads. A type not listed here belongs to a plugin: it is stored as written, log-only,
-with any JSON `data` — unless its family is one of the core's, which this build
-refuses rather than apply the wrong rules. The machine-readable form is
+loads. A type not listed here belongs to a plugin, whatever its family: it is stored
+as written, log-only, with any JSON `data`. The machine-readable form is
 [`{SCHEMA_FILE}`]({SCHEMA_FILE}), a JSON Schema of one log line."""
 
 

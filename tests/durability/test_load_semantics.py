@@ -5,34 +5,30 @@ legacy refusal), "How this maps onto agentlog" item 3 (take-over repairs, reads 
 write); docs/repair.md (the closers) and docs/persistence.md#take-over ("a live session in this
 process is never repaired").
 
-The refusal of unknown core types is new here (``domain/known_types.py``): its unit
-tests run now; the tests of append, seeding and load are strict xfails until
-``check_known_type`` is wired into ``Session._check`` and the load path.
+A type this build does not declare is a log-only plugin event in any family
+(``tool/code-dispatch`` is a real one): recorded on append, seed, import and load.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
 
+from agentlog import import_log
 from agentlog.application import Sessions
 from agentlog.domain import vocabulary
 from agentlog.domain.errors import (
+    InvariantError,
     SessionAlreadyExistsError,
     SessionConflictError,
     StaleSessionError,
+    SurfaceIntentError,
     UnsupportedSessionFormatError,
 )
-from agentlog.domain.known_types import (
-    CORE_FAMILIES,
-    RESERVED_TYPES,
-    check_known_type,
-    event_family,
-    is_known_type,
-)
+from agentlog.domain.events import LogOnly
 from agentlog.domain.repair import interrupted_turn_closers
 from agentlog.domain.session import Session, SessionCreated, SessionSnapshot
 from tests.durability.workers import agent_turn, append_args
@@ -324,101 +320,104 @@ def test_a_legacy_append_is_refused_and_records_nothing(make_app: MakeApp) -> No
     assert handle.pending == []
 
 
-# --------------------------------------------------------------- known types
+# ------------------------------------------------------ types this build does not declare
+# The original treats every type it does not know as a log-only plugin event, and so
+# do we, whatever the family: on append, seed, import and load. Only the declared
+# core types get core rules; the one refusal is a reserved name.
+
+UNDECLARED = ["tool/code-dispatch", "tool/code-dispatch-start", "turn/pause", "note"]
+"""Two real plugin types of the ``tool/`` family, one in ``turn/``, one bare name."""
+DISPATCH = {
+    "parentCallId": "call-1",
+    "subCallId": "call-1:code:1",
+    "name": "bash",
+    "arguments": {"command": "echo CODE_ONE"},
+    "isError": False,
+    "resultSummary": "CODE_ONE\n",
+}
 
 
-def test_core_families_and_reserved_names_match_the_vocabulary() -> None:
-    families = {
-        event_family(t) for t in vocabulary.CORE_TYPES | vocabulary.PLUGIN_TYPES
-    }
-    # session/ and request/ are open families: later harnesses add plain
-    # log-only types there (session/end-seed, request/context).
-    assert families - {"session", "request"} == CORE_FAMILIES
-    assert {SessionCreated.TOPIC, SessionSnapshot.TOPIC} == RESERVED_TYPES
+def test_reserved_names_are_the_header_and_snapshot_topics() -> None:
+    assert {SessionCreated.TOPIC, SessionSnapshot.TOPIC} == vocabulary.RESERVED_TYPES
 
 
-@pytest.mark.parametrize(
-    ("event_type", "known"),
-    [
-        *((t, True) for t in sorted(vocabulary.PAYLOAD_MODELS)),
-        ("writer/note", True),  # a plugin's own family: stored as log-only
-        ("note", True),
-        ("turn/pause", False),
-        ("tool/approval", False),
-        ("session/end-seed", True),  # open family (later harness types)
-        ("request/context", True),
-        ("session", False),
-        ("session-snapshot", False),
-    ],
-)
-def test_is_known_type(event_type: str, known: bool) -> None:
-    assert is_known_type(event_type) is known
-
-
-def test_check_known_type_names_session_type_and_seq() -> None:
-    check_known_type("s", "writer/note", 3)
-    with pytest.raises(UnsupportedSessionFormatError) as caught:
-        check_known_type("s", "turn/pause", 3)
-    assert str(caught.value).startswith(
-        'session "s" contains unknown event type "turn/pause" at seq 3; "turn/" types '
-        "belong to the session core"
+@pytest.mark.parametrize("event_type", UNDECLARED)
+def test_an_undeclared_type_of_any_family_is_a_log_only_plugin_event(
+    make_app: MakeApp, event_type: str
+) -> None:
+    app = make_app()
+    handle = app.create_session(session_id="s")
+    handle.append(
+        "turn/start", {"turn": 1, "trigger": {"kind": "message", "source": USER}}
     )
-    with pytest.raises(UnsupportedSessionFormatError) as caught:
-        check_known_type("s", "session-snapshot", 0)
-    assert "reserved" in str(caught.value)
+    recorded = handle.append(event_type, DISPATCH)
+    assert recorded == {
+        "type": event_type,
+        "seq": 1,
+        "time": recorded["time"],
+        "data": DISPATCH,
+    }
+    assert type(handle.aggregate.pending_events[-1]) is LogOnly
+    handle.append(event_type, "any JSON at all")  # no payload model applies
+    with pytest.raises(SurfaceIntentError, match="is not surface-eligible"):
+        handle.append(event_type, {}, "append")
+    handle.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    app.flush()
+    events = make_app().read_events("s")
+    assert [e["type"] for e in events][1:3] == [event_type, event_type]
+    assert events[1]["data"] == DISPATCH
 
 
-def test_a_registered_type_of_a_core_family_is_known() -> None:
-    class PausePayload(BaseModel):
-        turn: int
-
-    assert not is_known_type("turn/pause")
-    vocabulary.register_payload("turn/pause", PausePayload)
-    try:
-        assert is_known_type("turn/pause")
-        check_known_type("s", "turn/pause", 0)
-    finally:
-        vocabulary._REGISTRY.pop("turn/pause")
+def test_an_undeclared_core_family_type_still_obeys_the_turn_enclosure(
+    make_app: MakeApp,
+) -> None:
+    """No core rule of its own, but the rules every event obeys still apply."""
+    handle = make_app().create_session(session_id="s")
+    with pytest.raises(InvariantError, match="outside any open turn"):
+        handle.append("tool/code-dispatch", DISPATCH)
 
 
-NOT_WIRED = (
-    "check_known_type is not yet called from Session._check (append, seed) and "
-    "from the load path (sessions._refusing_legacy)"
-)
+def test_an_undeclared_type_in_a_seed_is_recorded(make_app: MakeApp) -> None:
+    app = make_app()
+    pause = {"type": "tool/code-dispatch", "seq": 6, "time": 1, "data": DISPATCH}
+    handle = app.create_session(session_id="seeded", seed=[*turn1(), pause])
+    assert handle.seq == 7
 
 
-@pytest.mark.parametrize("event_type", ["turn/pause", "session", "session-snapshot"])
-def test_an_unknown_core_type_is_refused_at_append(
+def test_an_undeclared_type_imports(make_app: MakeApp) -> None:
+    app = make_app()
+    dispatch = {"type": "tool/code-dispatch-start", "seq": 6, "time": 1, "data": {}}
+    rows = [{"type": "session", **header("imported")}, *turn1(), dispatch]
+    import_log(app, "".join(json.dumps(row) + "\n" for row in rows).encode())
+    assert make_app().read_events("imported")[6] == dispatch
+
+
+def test_an_undeclared_type_loads_and_the_session_takes_over(make_app: MakeApp) -> None:
+    app = make_app()
+    open_turn = turn1()[:1]
+    pause = {"type": "turn/pause", "seq": 1, "time": 1, "data": {}}
+    raw_write(app, header("newer"), [*open_turn, pause])
+    reader = make_app()
+    handle = reader.get_session("newer")
+    assert reader.read_events("newer")[1] == pause
+    # The open turn is closed by repair, as for any log: turn/pause is no rule of ours.
+    assert handle.seq == 3
+    assert stored_length(reader, "newer") == 3
+
+
+@pytest.mark.parametrize("event_type", sorted(vocabulary.RESERVED_TYPES))
+def test_a_reserved_name_is_refused_at_append(
     make_app: MakeApp, event_type: str
 ) -> None:
     app = make_app(invariants=False)
     handle = app.create_session(session_id="s")
     with pytest.raises(UnsupportedSessionFormatError) as caught:
         handle.append(event_type, {})
-    assert f'unknown event type "{event_type}" at seq 0' in str(caught.value)
+    assert str(caught.value) == (
+        f'session "s" contains reserved event type "{event_type}" at seq 0; that '
+        "name is the stored header's or a snapshot's"
+    )
     assert handle.pending == []
-
-
-def test_an_unknown_core_type_is_refused_in_a_seed(make_app: MakeApp) -> None:
-    app = make_app()
-    seed = [*turn1(), {"type": "turn/pause", "seq": 6, "time": 1, "data": {}}]
-    with pytest.raises(UnsupportedSessionFormatError):
-        app.create_session(session_id="seeded", seed=seed)
-
-
-def test_an_unknown_core_type_is_refused_on_load(make_app: MakeApp) -> None:
-    app = make_app()
-    open_turn = turn1()[:1]
-    pause = {"type": "turn/pause", "seq": 1, "time": 1, "data": {}}
-    raw_write(app, header("newer"), [*open_turn, pause])
-    reader = make_app()
-    for read in (reader.get_session, reader.messages):
-        with pytest.raises(UnsupportedSessionFormatError) as caught:
-            read("newer")
-        assert str(caught.value).startswith(
-            'session "newer" contains unknown event type "turn/pause" at seq 1; '
-        )
-    assert stored_length(reader, "newer") == 2  # refused, so not repaired
 
 
 def test_a_plugin_type_loads_and_appends_normally(make_app: MakeApp) -> None:

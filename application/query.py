@@ -42,9 +42,13 @@ from agentlog.application.summaries import (
     row_after,
     summary_row,
 )
-from agentlog.domain.errors import SessionQueryError
+from agentlog.domain.errors import (
+    LineageCycleError,
+    SessionNotFoundError,
+    SessionQueryError,
+)
 from agentlog.domain.json import copy_json, js_number
-from agentlog.domain.lineage import IndexedCorpus, trace_lineage
+from agentlog.domain.lineage import IndexedCorpus, LineageCorpus, trace_lineage
 from agentlog.domain.surface import SurfaceFold, fold_surface
 from agentlog.domain.title import TitleSnapshot, fold_session_title
 
@@ -363,12 +367,16 @@ class SessionQuery:
             except Exception as error:
                 raise listing_failed(error) from error
             live = self.app.live_sessions()
-            trace = trace_lineage(
-                StoreLineageCorpus(reader, live, session_id), session_id
-            )
+            corpus: LineageCorpus[Any] = StoreLineageCorpus(reader, live, session_id)
         else:
             corpus = IndexedCorpus(self._corpus(), lambda record: record.header)
+        try:
             trace = trace_lineage(corpus, session_id)
+        except SessionNotFoundError as error:
+            raise not_found(error.session_id) from error
+        except LineageCycleError as error:
+            code = SessionQueryError.INVALID_LINEAGE
+            raise SessionQueryError(str(error), code, error) from error
         return lineage_model(trace)
 
     # ------------------------------------------------------------- listing

@@ -167,6 +167,15 @@ class UnsupportedSessionFormatError(PersistenceError):
     """A stored header has another format version, or a log holds legacy shapes."""
 
 
+class LineageCycleError(AgentlogError):
+    """The parent walk of a lineage revisits ``session_id``: the headers are
+    inconsistent (a query reports it as ``SESSION_QUERY_INVALID_LINEAGE``)."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f'session lineage contains a cycle at "{session_id}"')
+        self.session_id = session_id
+
+
 class SessionQueryError(AgentlogError):
     """A query failed; ``code`` is one of the closed set in docs/query.md."""
 

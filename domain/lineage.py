@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
-from agentlog.domain.errors import SessionQueryError
+from agentlog.domain.errors import LineageCycleError, SessionNotFoundError
 
 R = TypeVar("R")
 Header = Mapping[str, Any]
@@ -93,24 +93,20 @@ def trace_lineage(corpus: LineageCorpus[R], session_id: str) -> LineageTrace[R]:
 
     See docs/query.md#lineage-trace.
 
-    Raises ``SESSION_QUERY_SESSION_NOT_FOUND`` for an unknown target and
-    ``SESSION_QUERY_INVALID_LINEAGE`` when the parent walk revisits an id.
+    Raises :class:`~agentlog.domain.errors.SessionNotFoundError` for an unknown
+    target and :class:`~agentlog.domain.errors.LineageCycleError` when the parent
+    walk revisits an id (the query service maps both to its codes).
     """
     target = corpus.record(session_id)
     if target is None:
-        raise SessionQueryError(
-            f'session "{session_id}" not found', SessionQueryError.SESSION_NOT_FOUND
-        )
+        raise SessionNotFoundError(session_id)
     ancestors: list[R] = []
     seen = {session_id}
     complete, unresolved = True, None
     parent = _parent(corpus.header(target))
     while parent is not None:
         if parent in seen:
-            raise SessionQueryError(
-                f'session lineage contains a cycle at "{parent}"',
-                SessionQueryError.INVALID_LINEAGE,
-            )
+            raise LineageCycleError(parent)
         seen.add(parent)
         record = corpus.record(parent)
         if record is None:

@@ -388,7 +388,10 @@ def test_an_undeclared_type_imports(make_app: MakeApp) -> None:
     app = make_app()
     dispatch = {"type": "tool/code-dispatch-start", "seq": 6, "time": 1, "data": {}}
     rows = [{"type": "session", **header("imported")}, *turn1(), dispatch]
-    import_log(app, "".join(json.dumps(row) + "\n" for row in rows).encode())
+    import_log(
+        app,
+        "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in rows).encode(),
+    )
     assert make_app().read_events("imported")[6] == dispatch
 
 

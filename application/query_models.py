@@ -10,16 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    SerializerFunctionWrapHandler,
-    model_serializer,
-)
-from pydantic.alias_generators import to_camel
-
 from agentlog.domain.errors import SessionQueryError
 from agentlog.domain.json import copy_json
+from agentlog.domain.json_model import JsonModel
 from agentlog.domain.title import TitleSnapshot
 
 if TYPE_CHECKING:
@@ -35,27 +28,10 @@ Header = Mapping[str, Any]
 # ------------------------------------------------------------------ outputs
 
 
-class QueryModel(BaseModel):
-    """An output: camelCase JSON, optional keys omitted, a fresh mutable copy."""
+class QueryModel(JsonModel):
+    """An output: a fresh mutable copy; only the listed keys are omitted when None."""
 
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-    )
     omit_when_none: ClassVar[frozenset[str]] = frozenset()
-    """Field names whose key is left out (not written as null) when ``None``."""
-
-    @model_serializer(mode="wrap")
-    def _omit_none(self, handler: SerializerFunctionWrapHandler) -> Any:
-        dumped = handler(self)
-        if isinstance(dumped, dict):
-            for name in self.omit_when_none:
-                for key in (name, to_camel(name)):
-                    if dumped.get(key, _ABSENT) is None:
-                        del dumped[key]
-        return dumped
 
     def to_json(self) -> Json:
         """The spec's JSON shape (what ``--json`` prints), at any nesting depth.

@@ -15,15 +15,12 @@ from itertools import pairwise
 from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
-    SerializerFunctionWrapHandler,
-    model_serializer,
 )
-from pydantic.alias_generators import to_camel
 
 from agentlog.domain.errors import AgentlogError
+from agentlog.domain.json_model import JsonModel
 
 TITLE_EVENT = "session/title"
 USER_MESSAGE = "user/message"
@@ -131,24 +128,10 @@ def eligible_messages(events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, 
 # ------------------------------------------------------------------ snapshots
 
 
-class _FrozenModel(BaseModel):
-    """Deeply immutable, camelCase JSON, ``None`` fields omitted."""
+class _FrozenModel(JsonModel):
+    """A :class:`JsonModel` that is deeply immutable and strictly typed."""
 
-    model_config = ConfigDict(
-        frozen=True,
-        alias_generator=to_camel,
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-        strict=True,
-    )
-
-    @model_serializer(mode="wrap")
-    def _omit_none(self, handler: SerializerFunctionWrapHandler) -> Any:
-        dumped = handler(self)
-        if isinstance(dumped, dict):
-            return {key: value for key, value in dumped.items() if value is not None}
-        return dumped
+    model_config = ConfigDict(frozen=True, strict=True)
 
 
 class TitleModelRef(_FrozenModel):
@@ -177,10 +160,6 @@ class TitleSnapshot(_FrozenModel):
     source: TitleSource
     event_seq: int
     updated_at: int | float = Field(union_mode="left_to_right")
-
-    def to_json(self) -> dict[str, Any]:
-        """The spec's ``SessionTitleSnapshot`` as a fresh JSON dict."""
-        return self.model_dump(mode="json")
 
 
 def _malformed(event: Mapping[str, Any], reason: str) -> TypeError:

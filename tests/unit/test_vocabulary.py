@@ -43,6 +43,18 @@ USAGE = {"inputTokens": 10, "outputTokens": 5}
 TRIGGER = {"kind": "message", "source": USER}
 
 
+def result(*content: Any, **extra: Any) -> dict[str, Any]:
+    """A ``tool/result`` payload in turn 1, step 1, for call ``c``."""
+    return {
+        "turn": 1,
+        "step": 1,
+        "callId": "c",
+        "content": list(content),
+        "isError": False,
+        **extra,
+    }
+
+
 def fixture_lines() -> list[dict[str, Any]]:
     lines: list[dict[str, Any]] = []
     for path in sorted(FIXTURES.glob("*.jsonl")):
@@ -257,17 +269,7 @@ VALID: list[tuple[str, Any]] = [
             "meta": {"exitCode": 1, "lines": [1, 2.5, None]},
         },
     ),
-    (
-        "tool/result",
-        {
-            "turn": 1,
-            "step": 1,
-            "callId": "c",
-            "content": [],
-            "isError": False,
-            "meta": None,
-        },
-    ),
+    ("tool/result", result(meta=None)),
     ("steering/message", {"turn": 1, "content": [TEXT], "source": USER}),
     ("todo/write", {"todos": []}),
     (
@@ -453,19 +455,9 @@ UNKNOWN_KINDS: list[tuple[str, Any]] = [
     ),
     (
         "tool/result",
-        {
-            "turn": 1,
-            "step": 1,
-            "callId": "c",
-            "content": [
-                {
-                    "type": "tool-result",
-                    "toolCallId": "c",
-                    "content": [{"type": "audio"}],
-                }
-            ],
-            "isError": False,
-        },
+        result(
+            {"type": "tool-result", "toolCallId": "c", "content": [{"type": "audio"}]}
+        ),
     ),
     ("session/title", {"title": "t", "messageSeqs": [], "source": {"kind": "user"}}),
     ("user/message", {"content": [{"type": "unknown"}], "source": {"kind": "unknown"}}),
@@ -747,45 +739,17 @@ INVALID: list[tuple[str, Any, str]] = [
         {"turn": 1, "step": 1, "callId": "c", "content": [], "isError": 0},
         "isError: Input should be a valid boolean",
     ),
+    ("tool/result", result(error={"name": "x"}), "error.code: Field required"),
     (
         "tool/result",
-        {
-            "turn": 1,
-            "step": 1,
-            "callId": "c",
-            "content": [],
-            "isError": False,
-            "error": {"name": "x"},
-        },
-        "error.code: Field required",
-    ),
-    (
-        "tool/result",
-        {
-            "turn": 1,
-            "step": 1,
-            "callId": "c",
-            "content": [{"type": "tool-result", "content": []}],
-            "isError": False,
-        },
+        result({"type": "tool-result", "content": []}),
         "content.0.tool-result.toolCallId: Field required",
     ),
     (
         "tool/result",
-        {
-            "turn": 1,
-            "step": 1,
-            "callId": "c",
-            "content": [
-                {
-                    "type": "tool-result",
-                    "toolCallId": "c",
-                    "content": [],
-                    "isError": "no",
-                }
-            ],
-            "isError": False,
-        },
+        result(
+            {"type": "tool-result", "toolCallId": "c", "content": [], "isError": "no"}
+        ),
         "content.0.tool-result.isError: Input should be a valid boolean",
     ),
     (

@@ -100,11 +100,13 @@ class Imports:
                 strict=self.strict,
             )
         except SessionAlreadyExistsError as error:
+            self.writing = None
             return f"{_line(error)}; use --new-id to import it as a new session"
         except AgentlogError as error:
-            return _line(error)
-        finally:
             self.writing = None
+            return _line(error)
+        # Not in a ``finally``: after a stop signal, ``writing`` names what to check.
+        self.writing = None
         self.stored.append(result.session_id)
         return result
 

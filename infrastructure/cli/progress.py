@@ -8,6 +8,8 @@ stays silent when stderr is not a terminal (scripts read stderr too).
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from typing import TYPE_CHECKING, Final, TypeVar
 
@@ -19,6 +21,7 @@ from rich.progress import (
     ProgressColumn,
     TaskID,
     TextColumn,
+    TimeElapsedColumn,
     TimeRemainingColumn,
     TransferSpeedColumn,
 )
@@ -109,7 +112,7 @@ class Meter:
             else (MofNCompleteColumn(), RateColumn(self.unit))
         )
         self.progress = Progress(
-            TextColumn("{task.description}"),
+            TextColumn("{task.description}", markup=False),
             BarColumn(),
             *counter,
             TimeRemainingColumn(),
@@ -127,3 +130,34 @@ def counted(items: Iterable[T], meter: Meter) -> Iterator[T]:
     for item in items:
         meter.advance(1)
         yield item
+
+
+@contextlib.contextmanager
+def working(console: Console, label: str) -> Iterator[None]:
+    """A pulsing bar with the time elapsed while one call runs past a second.
+
+    For work that reports no progress of its own (a fork copies its seed in one
+    call): a timer starts the bar, so the call itself is not slowed. Silent when
+    the console is not a terminal.
+    """
+    if not console.is_terminal:
+        yield
+        return
+    progress = Progress(
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    progress.add_task(label, total=None)
+    timer = threading.Timer(SHOW_AFTER_SECONDS, progress.start)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        # A timer that already fired is let finish starting, so stop sees it.
+        timer.join()
+        progress.stop()

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from agentlog.infrastructure.store_url import mask_url
+
 _ALWAYS: Final = (
     "\x00-\x08\x0b-\x1f"  # C0 controls except tab and newline (ESC, BEL, CR, ...)
     "\x7f-\x9f"  # DEL and the C1 controls (CSI, OSC, ... as single characters)
@@ -21,10 +23,9 @@ _ALWAYS: Final = (
 )
 _UNSAFE: Final = re.compile(f"[{_ALWAYS}]")
 _UNSAFE_IN_LINE: Final = re.compile(f"[{_ALWAYS}\t\n]")
-_USERINFO: Final = re.compile(
-    r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s/:@]*):(?!password@)[^\s/@]*@"
-)
-"""A URL's ``user:password@``; the word ``password`` itself is the help's example."""
+_URL: Final = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s'\"]+")
+_HELP_EXAMPLE: Final = "//user:password@"
+"""The URL form the help and errors show as an example; it holds no secret."""
 _PASSWORD_SETTING: Final = re.compile(r"(?i)\b(password\s*=\s*)('[^']*'|\S+)")
 
 
@@ -50,5 +51,10 @@ def printable(text: str, *, one_line: bool = False) -> str:
 
 def mask_secrets(text: str) -> str:
     """Every URL's password (``user:***@``) and ``password=`` setting masked."""
-    text = _USERINFO.sub(r"\1:***@", text)
+    text = _URL.sub(_masked_url, text)
     return _PASSWORD_SETTING.sub(r"\1***", text)
+
+
+def _masked_url(match: re.Match[str]) -> str:
+    url = match.group()
+    return url if _HELP_EXAMPLE in url else mask_url(url)

@@ -31,7 +31,7 @@ from agentlog.infrastructure.cli.program import (
     out,
     say,
 )
-from agentlog.infrastructure.cli.progress import Meter, counted
+from agentlog.infrastructure.cli.progress import Meter, counted, working
 from agentlog.infrastructure.cli.render import (
     events_table,
 )
@@ -189,7 +189,7 @@ def fork(
     def stored(app: Sessions) -> list[str]:
         return [new_id] if app.is_stored(new_id) else []
 
-    with opened(ctx, stored=stored) as app:
+    with opened(ctx, stored=stored) as app, working(err, f"forking {session_id}"):
         if repair_first:
             _repair(app, session_id)
         try:

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from agentlog.infrastructure.cli.demo.agent import ScriptedAgent
+from agentlog.infrastructure.store import open_sessions
 from tests.conftest import PG_URL, postgres_schema
 
 if TYPE_CHECKING:
@@ -141,3 +143,27 @@ def demo_store(
         (fork,) = [item for item in items if "parentSession" in item]
         shared.ids = {"main": fork["parentSession"], "fork": fork["id"]}
         yield shared
+
+
+TURNS = 600
+"""About 32,000 events: a fork copying them runs for a few seconds."""
+
+
+@pytest.fixture(scope="session")
+def big_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """A SQLite store holding one long session, ``big``, for slow commands."""
+    directory = tmp_path_factory.mktemp("signals")
+    url = f"sqlite:///{directory / 'agentlog.db'}"
+    app = open_sessions(url)
+    handle = app.create_session(session_id="big")
+    agent = ScriptedAgent(handle)
+    for turn in range(TURNS):
+        agent.start_turn(f"prompt {turn}")
+        for step in range(5):
+            agent.model_step(text=f"answer {turn}.{step} " * 4)
+            agent.end_step()
+        agent.end_turn()
+        if turn % 100 == 0:
+            app.flush(handle)
+    app.close()
+    return url, directory

@@ -9,16 +9,16 @@ has the store file open (read from ``/proc``), so the handlers are installed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import sqlite3
 import subprocess
 import time
 from typing import TYPE_CHECKING
 
 import pytest
 
-from agentlog.infrastructure.cli.demo.agent import ScriptedAgent
-from agentlog.infrastructure.store import open_sessions
 from tests.cli.conftest import agentlog_program, cli_env, run_cli
 
 if TYPE_CHECKING:
@@ -28,34 +28,20 @@ pytestmark = pytest.mark.skipif(
     not os.path.isdir("/proc/self/fd"), reason="reads /proc to see the store open"
 )
 
-TURNS = 600
-"""About 32,000 events: a fork copying them runs for a few seconds."""
 DELAYS = [0.0, 0.3, 1.0, 2.0]
 
 
-@pytest.fixture(scope="module")
-def big_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
-    directory = tmp_path_factory.mktemp("signals")
-    url = f"sqlite:///{directory / 'agentlog.db'}"
-    app = open_sessions(url)
-    handle = app.create_session(session_id="big")
-    agent = ScriptedAgent(handle)
-    for turn in range(TURNS):
-        agent.start_turn(f"prompt {turn}")
-        for step in range(5):
-            agent.model_step(text=f"answer {turn}.{step} " * 4)
-            agent.end_step()
-        agent.end_turn()
-        if turn % 100 == 0:
-            app.flush(handle)
-    app.close()
-    return url, directory
-
-
 def run_and_stop(
-    args: list[str], cwd: Path, store_file: Path, signum: int, delay: float
+    args: list[str],
+    cwd: Path,
+    store_file: Path,
+    signum: int,
+    delay: float,
+    *,
+    rows_past: int | None = None,
 ) -> tuple[int, str, str]:
-    """Start ``agentlog``; once it has the store open, wait ``delay``, signal it."""
+    """Start ``agentlog``; once it has the store open (and, with ``rows_past``, has
+    committed rows beyond that count), wait ``delay`` and signal it."""
     process = subprocess.Popen(
         [*agentlog_program(), *args],
         cwd=cwd,
@@ -65,6 +51,8 @@ def run_and_stop(
     )
     try:
         wait_until_open(process, store_file)
+        if rows_past is not None:
+            wait_for_rows(process, store_file, rows_past)
         time.sleep(delay)
         process.send_signal(signum)
         stdout, stderr = process.communicate(timeout=120)
@@ -87,6 +75,22 @@ def wait_until_open(process: subprocess.Popen[bytes], store_file: Path) -> None:
         if target in links:
             return
         time.sleep(0.01)
+
+
+def event_rows(store_file: Path) -> int:
+    with contextlib.closing(sqlite3.connect(store_file, timeout=30)) as connection:
+        (count,) = connection.execute("SELECT COUNT(*) FROM stored_events").fetchone()
+    return int(count)
+
+
+def wait_for_rows(
+    process: subprocess.Popen[bytes], store_file: Path, rows_past: int
+) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if event_rows(store_file) > rows_past:
+            return
+        time.sleep(0.02)
 
 
 def stored_counts(url: str, cwd: Path) -> dict[str, int]:
@@ -140,3 +144,41 @@ def test_a_stopped_read_is_one_line_and_exit_130(
     )
     if code != 0:
         assert (code, stderr) == (130, "interrupted by SIGTERM\n")
+
+
+@pytest.mark.parametrize(
+    ("delay", "mid_store"), [*((delay, False) for delay in DELAYS), (0.0, True)]
+)
+def test_a_stopped_import_names_the_session_in_progress(
+    big_store: tuple[str, Path], tmp_path: Path, delay: float, mid_store: bool
+) -> None:
+    """``mid_store`` signals once the import has committed its first batch: the
+    report must then name the session and the events it holds so far."""
+    url, directory = big_store
+    store_file = directory / "agentlog.db"
+    log = tmp_path / "big.jsonl"
+    log.write_bytes(
+        run_cli("--store", url, "export", "big", cwd=directory).ok().raw_stdout
+    )
+    before = stored_counts(url, directory)
+    code, stdout, stderr = run_and_stop(
+        ["--store", url, "import", "--new-id", str(log)],
+        directory,
+        store_file,
+        signal.SIGINT,
+        delay,
+        rows_past=event_rows(store_file) if mid_store else None,
+    )
+    after = stored_counts(url, directory)
+    new = {name: count for name, count in after.items() if name not in before}
+    if code == 0:
+        assert list(new) == [stdout.strip()]
+        return
+    assert code == 130, stderr
+    assert stderr.count("\n") == 1, stderr
+    if not new:
+        assert not mid_store
+        assert stderr == "interrupted by SIGINT; nothing was stored\n"
+        return
+    ((session_id, count),) = new.items()
+    assert stderr == f"interrupted by SIGINT; stored: {session_id} ({count} events)\n"

@@ -9,6 +9,7 @@ stays silent when stderr is not a terminal (scripts read stderr too).
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from typing import TYPE_CHECKING, Final, TypeVar
@@ -38,6 +39,16 @@ T = TypeVar("T")
 
 SHOW_AFTER_SECONDS: Final = 1.0
 """A command quicker than this shows no bar at all."""
+SHOW_AFTER_ENV_VAR: Final = "AGENTLOG_PROGRESS_AFTER"
+"""Seconds before a bar appears, instead of :data:`SHOW_AFTER_SECONDS` (0: at once)."""
+
+
+def show_after() -> float:
+    """How long a command runs before its bar appears (``AGENTLOG_PROGRESS_AFTER``)."""
+    try:
+        return max(0.0, float(os.environ.get(SHOW_AFTER_ENV_VAR, SHOW_AFTER_SECONDS)))
+    except ValueError:
+        return SHOW_AFTER_SECONDS
 
 
 class RateColumn(ProgressColumn):
@@ -98,7 +109,7 @@ class Meter:
         if not self.enabled:
             return
         if self.progress is None:
-            if time.monotonic() - self.started < SHOW_AFTER_SECONDS:
+            if time.monotonic() - self.started < show_after():
                 return
             self._start()
         assert self.progress is not None
@@ -151,7 +162,7 @@ def working(console: Console, label: str) -> Iterator[None]:
         transient=True,
     )
     progress.add_task(label, total=None)
-    timer = threading.Timer(SHOW_AFTER_SECONDS, progress.start)
+    timer = threading.Timer(show_after(), progress.start)
     timer.daemon = True
     timer.start()
     try:

@@ -82,7 +82,7 @@ class MessageHistory:
         missing = [s for s in nodes if s not in pending and s not in cache]
         if missing:
             with _gc_paused():
-                for row in self._rows_at(session_id, sorted(missing)):
+                for row in self.rows_at(session_id, sorted(missing)):
                     # Freshly decoded and owned here: no copy needed.
                     cache[row.originator_version - 2] = derive_message(
                         self.decode(row), copy=False
@@ -95,7 +95,7 @@ class MessageHistory:
                 messages.append(copy_json(message))
         return messages
 
-    def _rows_at(self, session_id: str, seqs: list[int]) -> list[StoredEvent]:
+    def rows_at(self, session_id: str, seqs: list[int]) -> list[StoredEvent]:
         """The stored rows at exactly these (sorted) seqs.
 
         Uses the recorder's ``select_events_at`` where the store offers it (see

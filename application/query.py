@@ -42,6 +42,7 @@ from agentlog.application.summaries import (
     row_after,
     summary_row,
 )
+from agentlog.application.surface_stream import SurfaceStream
 from agentlog.domain.errors import (
     LineageCycleError,
     SessionNotFoundError,
@@ -285,6 +286,35 @@ class SessionQuery:
             captured_through_seq=events[-1]["seq"] if events else None,
             events=[events[seq] for seq in fold.nodes],
         )
+
+    def stream_surface(self, session_id: str) -> SurfaceStream:
+        """:meth:`read_surface` with its events as an iterator.
+
+        A stored session is read from its decision state (snapshot plus tail)
+        and its surface rows a chunk at a time, so memory stays bounded however
+        long the log is; anything else is :meth:`read_surface` itself.
+        """
+        reader = self.persistence
+        if self.app.live_session(session_id) is not None or not isinstance(
+            reader, StoreReader
+        ):
+            snapshot = self.read_surface(session_id)
+            events = iter(snapshot.events)
+            return SurfaceStream(
+                snapshot.session, snapshot.captured_through_seq, events
+            )
+        _, listed = self._require_stored(session_id)
+        try:
+            stream = reader.surface(session_id)
+        except Exception as error:
+            raise query_error(
+                f'failed to load session "{session_id}": {failure_reason(error)}',
+                SessionQueryError.PERSISTENCE_FAILED,
+                error,
+            ) from error
+        if headers_conflict(listed, stream.session):
+            raise source_conflict(session_id)
+        return stream
 
     def _window(self, name: str, value: object) -> int:
         if type(value) is not int or not 0 <= value <= self.read_window_max:

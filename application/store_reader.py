@@ -10,9 +10,10 @@ session over: reads never write.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from agentlog.application.projections import decode_state
+from agentlog.application.surface_stream import SurfaceStream, stored_surface
 from agentlog.application.view_rows import HEADER_TYPE, ListingRow, Number
 from agentlog.domain.errors import CorruptSessionLogError, SessionNotFoundError
 from agentlog.domain.header import NOT_A_HEADER, check_format_version
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from eventsourcing.persistence import StoredEvent
 
     from agentlog.application.catch_up import SessionViews
+    from agentlog.application.sessions import Sessions
     from agentlog.domain.json import Envelope
 
 Header = Mapping[str, Any]
@@ -101,6 +103,16 @@ class StoreReader:
         self.catch_up()
         row = self.views.titles.view.select_rows([session_id]).get(session_id)
         return None if row is None else fold_session_title([row.event()])
+
+    def surface(self, session_id: str) -> SurfaceStream:
+        """The surface from the stored state, its rows read a chunk at a time."""
+        sessions = cast("Sessions", self.app)
+        return stored_surface(
+            sessions,
+            session_id,
+            sessions.history.rows_at,
+            lambda row: self._event(session_id, row),
+        )
 
     def load_range(self, session_id: str, first: int, last: int) -> Log:
         """The header and the stored events with seqs ``first..last`` only."""

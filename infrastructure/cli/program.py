@@ -234,6 +234,28 @@ def emit_json(value: Json) -> None:
     sys.stdout.buffer.flush()
 
 
+def emit_json_stream(head: dict[str, Json], key: str, items: Iterable[Json]) -> None:
+    """``emit_json({**head, key: list(items)})``, written an item at a time.
+
+    The same bytes, in memory bounded by one item (``surface --json`` of a very
+    long session).
+    """
+
+    def piece(value: Json) -> bytes:
+        return _C1_OR_DEL.sub(_json_escape, dumps(value).lstrip(b" "))
+
+    write = sys.stdout.buffer.write
+    sys.stdout.flush()
+    write(b"{")
+    for name, value in head.items():
+        write(piece(name) + b":" + piece(value) + b",")
+    write(piece(key) + b":[")
+    for index, item in enumerate(items):
+        write(piece(item) if index == 0 else b"," + piece(item))
+    write(b"]}\n")
+    sys.stdout.buffer.flush()
+
+
 def _json_escape(match: re.Match[bytes]) -> bytes:
     return b"\\u%04x" % ord(match.group().decode("utf-8"))
 

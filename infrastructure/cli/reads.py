@@ -21,6 +21,7 @@ from agentlog.infrastructure.cli.program import (
     SessionId,
     cli,
     emit_json,
+    emit_json_stream,
     fail,
     opened,
     out,
@@ -138,11 +139,17 @@ def surface(
     ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False
 ) -> None:
     """The current surface events, in model-history order."""
+    if as_json:
+        with opened(ctx) as app:
+            stream = SessionQuery(app).stream_surface(session_id)
+            head = {
+                "session": stream.session,
+                "capturedThroughSeq": stream.captured_through_seq,
+            }
+            emit_json_stream(head, "events", stream.events)
+        return
     with opened(ctx) as app:
         snapshot = SessionQuery(app).read_surface(session_id)
-    if as_json:
-        emit_json(snapshot.to_json())
-        return
     through = snapshot.captured_through_seq
     title = f"surface of {session_id} · {len(snapshot.events)} events"
     title += f" · captured through seq {through}" if through is not None else ""

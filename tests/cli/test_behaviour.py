@@ -167,3 +167,27 @@ def test_ls_keeps_every_column_and_truncates_long_cells(
     assert all(len(line) <= int(columns) for line in rows)
     listed = json.loads(store("ls", "--json").stdout)["items"][0]["id"]
     assert listed == long_id
+
+
+@pytest.mark.parametrize("store", ["postgres"], indirect=True)
+def test_a_read_of_an_empty_postgres_schema_creates_nothing(store: Store) -> None:
+    import psycopg
+
+    from tests.conftest import pg_params
+
+    for args in (["ls"], ["show", "x"], ["fork", "x"]):
+        result = store(*args)
+        assert result.returncode == 1, result
+        assert result.stderr.startswith("no store at postgresql://"), result
+        assert result.stderr.endswith(
+            "it has no agentlog tables (agentlog import or agentlog demo creates it)\n"
+        )
+    schema = store.url.rpartition("schema=")[2]
+    with psycopg.connect(**pg_params()) as connection:
+        tables = connection.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = %s",
+            (schema,),
+        ).fetchone()
+    assert tables == (0,)
+    store("import", str(SEED_ERA / "multi-turn--session.jsonl")).ok()
+    assert store("ls", "--json").json()["items"][0]["id"] == MULTI_TURN

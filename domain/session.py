@@ -262,6 +262,10 @@ class Session(BaseAggregate[str]):
                     f"seed event at index {index} has seq {_render(seq)} "
                     f"(expected {index}); seed must be contiguous from 0"
                 )
+            if type(event_type) is not str or not event_type:
+                raise SeedError(f"seed event at index {index} has no type")
+            if "data" not in event:
+                raise SeedError(f'seed event "{event_type}" (seq {seq}) has no data')
             try:
                 data = snapshot_json(event.get("data"))
             except NotJsonError:
@@ -284,8 +288,6 @@ class Session(BaseAggregate[str]):
                     f'seed event "{event_type}" (seq {seq}) carries '
                     "non-JSON-serializable data"
                 ) from None
-            if type(event_type) is not str or not event_type:
-                raise SeedError(f"seed event at index {index} has no type")
             extra = [key for key in envelope if key not in ENVELOPE_KEYS]
             if extra:
                 raise SeedError(

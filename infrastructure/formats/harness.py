@@ -80,6 +80,8 @@ def looks_like_harness_row(value: object) -> bool:
     if not isinstance(value, dict):
         return False
     kind = value.get("type")
+    if not isinstance(kind, str):
+        return False
     if kind in CHUNK_ROW_TYPES:
         return True
     if "seq" not in value and "time" not in value:
@@ -193,6 +195,9 @@ class _RowExpander:
         value = apply_substitutions(value, self.substitutions)
         if not isinstance(value, dict):
             return [value]
+        if not isinstance(value.get("type"), str) or not value["type"]:
+            msg = "a row's type must be a non-empty string"
+            raise MalformedRowError(msg)
         if value.get("type") in CHUNK_ROW_TYPES:
             return self._expand(value, expected)
         return [self._event(value, expected)]

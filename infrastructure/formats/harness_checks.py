@@ -96,7 +96,7 @@ def check_blocks(
             continue
         data, chunk = found
         key = (data.get("turn"), data.get("step"), chunk.get("index"))
-        kind = chunk.get("type")
+        kind = chunk.get("type") if isinstance(chunk.get("type"), str) else None
         if kind == "block-start":
             open_blocks[key] = _Block(kind=chunk.get("blockType"))
         elif kind in _TEXT_DELTAS or kind == "tool-call-delta":

@@ -357,6 +357,19 @@ class EventMapper:
 
     # -- helpers -------------------------------------------------------------------
 
+    def _hook_invoked(
+        self, index: int, seq: Any, out: Envelope, data: dict[str, Any]
+    ) -> None:
+        """The later dialect name ``claude-code`` is the seed era's ``claude``."""
+        dialect = data.get("dialect")
+        if dialect in _HOOK_DIALECTS:
+            data["dialect"] = _HOOK_DIALECTS[dialect]
+            self.report.note(
+                f'hook/invoked: dialect "{dialect}" mapped to'
+                f' "{_HOOK_DIALECTS[dialect]}"',
+                seq,
+            )
+
     def _rest(
         self,
         new: dict[str, Any],
@@ -413,7 +426,11 @@ _HANDLERS: Final = {
     "compaction/summary": EventMapper._compaction,
     "compaction/end": EventMapper._compaction,
     "request/header": EventMapper._request_header,
+    "hook/invoked": EventMapper._hook_invoked,
 }
+
+_HOOK_DIALECTS: Final = {"claude-code": "claude"}
+"""Later-era hook dialect names and their seed-era counterparts (field census)."""
 
 
 def _surface_op(value: Any) -> Any:

@@ -107,7 +107,17 @@ def encode_header_line(header: Mapping[str, Any]) -> bytes:
     for key, value in header.items():
         if key not in line and key != "type" and value is not None:
             line[key] = value
-    return dumps(line)
+    return dumps(line).removeprefix(b" ")
+
+
+def encode_event(event: Envelope) -> bytes:
+    """One event line without its newline: compact JSON, key order kept.
+
+    :func:`~agentlog.domain.json.dumps` marks text only its exact decoder reads
+    (lone surrogates, deep nesting, huge integers) with a leading space; a log line
+    never carries it (JavaScript's ``JSON.stringify`` writes the same text bare).
+    """
+    return dumps(event).removeprefix(b" ")
 
 
 def write_log(
@@ -148,7 +158,7 @@ def _event_lines(events: Iterable[Envelope]) -> Iterator[bytes]:
                     f"event at index {index} has seq {seq!r}; events must be contiguous"
                 )
                 raise LogImportError(msg)
-            pieces.append(dumps(event))
+            pieces.append(encode_event(event))
         yield b"\n".join(pieces) + b"\n"
 
 
@@ -330,7 +340,9 @@ class LogFile:
                 decode_row=_as_event,
                 report=report,
             ):
-                if self.exact and dumps(event) != line.text:
+                if encode_event(event) != line.text:
+                    event = _reparsed(line.text, event)
+                if self.exact and encode_event(event) != line.text:
                     msg = (
                         f"line {line.number}: not written as our format"
                         " writes events (compact JSON, key order kept), so it could"
@@ -378,6 +390,21 @@ class LogFile:
         ]
         self._placeholders = {}
         return notes
+
+
+def _reparsed(text: bytes, event: Envelope) -> Envelope:
+    """The line parsed exactly, when the fast parse lost something.
+
+    The fast parser reads integers past 64 bits as floats; the exact one (what
+    :func:`~agentlog.domain.json.loads` uses for text marked with a leading space)
+    keeps them, and deep nesting and lone surrogates too. Only lines whose fast
+    parse does not re-encode to the same bytes pay for it.
+    """
+    try:
+        exact = loads(b" " + text)
+    except (ValueError, RecursionError):
+        return event
+    return exact if isinstance(exact, dict) else event
 
 
 def _as_event(value: Any, expected: int) -> list[Any]:

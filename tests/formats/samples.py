@@ -8,7 +8,7 @@ from typing import Any
 
 from agentlog.domain.json import dumps
 
-FIXTURES = Path("/work/shared/fixtures")
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "fixtures"
 SEED_ERA = sorted((FIXTURES / "seed-era").glob("*.jsonl"))
 HARNESS_HEAD = sorted((FIXTURES / "harness-head").glob("*.jsonl"))
 CWD = "/srv/agentlog fixtures/ü"
@@ -71,7 +71,8 @@ def header_line(**fields: Any) -> bytes:
 def lines(*rows: bytes | dict[str, Any]) -> bytes:
     """A log body: each row (bytes as they are, dicts as compact JSON) plus a newline."""
     return b"".join(
-        (row if isinstance(row, bytes) else dumps(row)) + b"\n" for row in rows
+        (row if isinstance(row, bytes) else dumps(row).removeprefix(b" ")) + b"\n"
+        for row in rows
     )
 
 

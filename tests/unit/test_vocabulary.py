@@ -36,7 +36,7 @@ from agentlog.domain.vocabulary import (
     register_payload,
 )
 
-FIXTURES = Path("/work/shared/fixtures/seed-era")
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "seed-era"
 USER = {"kind": "user"}
 TEXT = {"type": "text", "text": "hi"}
 USAGE = {"inputTokens": 10, "outputTokens": 5}

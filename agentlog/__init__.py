@@ -15,49 +15,53 @@ from agentlog.application.handle import SessionHandle
 from agentlog.application.query import SessionQuery
 from agentlog.application.sessions import Sessions
 from agentlog.application.titles import SessionTitles, TitleProvider, TitleRequest
+from agentlog.application.transfer import ImportResult
 from agentlog.domain.errors import (
     AgentlogError,
     CorruptSessionLogError,
     InvariantError,
+    LineageCycleError,
     LogImportError,
     NonJsonDataError,
     PayloadError,
     PersistenceError,
     SeedError,
     SessionAlreadyExistsError,
+    SessionBusyError,
+    SessionClosedError,
     SessionConflictError,
     SessionError,
     SessionForkError,
     SessionNotFoundError,
     SessionQueryError,
     StaleSessionError,
-    SurfaceError,
-    SurfaceIntentError,
-    UnsupportedSessionFormatError,
-)
-from agentlog.domain.title import TitleConfig, TitleError
-from agentlog.infrastructure.formats.jsonl import (
-    ImportResult,
-    export_session,
-    import_log,
-)
-from agentlog.infrastructure.store import (
+    StoreNotFoundError,
     StoreUnavailableError,
     StoreURLError,
-    open_sessions,
+    SurfaceError,
+    SurfaceIntentError,
+    TitleError,
+    TitleEventError,
+    UnsupportedSessionFormatError,
 )
+from agentlog.domain.title import TitleConfig
+from agentlog.infrastructure.formats.jsonl import export_session, import_log
+from agentlog.infrastructure.store import open_sessions
 
 __all__ = [
     "AgentlogError",
     "CorruptSessionLogError",
     "ImportResult",
     "InvariantError",
+    "LineageCycleError",
     "LogImportError",
     "NonJsonDataError",
     "PayloadError",
     "PersistenceError",
     "SeedError",
     "SessionAlreadyExistsError",
+    "SessionBusyError",
+    "SessionClosedError",
     "SessionConflictError",
     "SessionError",
     "SessionForkError",
@@ -68,12 +72,14 @@ __all__ = [
     "SessionTitles",
     "Sessions",
     "StaleSessionError",
+    "StoreNotFoundError",
     "StoreURLError",
     "StoreUnavailableError",
     "SurfaceError",
     "SurfaceIntentError",
     "TitleConfig",
     "TitleError",
+    "TitleEventError",
     "TitleProvider",
     "TitleRequest",
     "UnsupportedSessionFormatError",

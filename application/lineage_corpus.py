@@ -12,10 +12,9 @@ from agentlog.application.query_models import (
     SessionLineageTrace,
     SessionRecord,
     headers_conflict,
-    listing_failed,
     make_record,
-    source_conflict,
 )
+from agentlog.domain.errors import SessionQueryError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -57,7 +56,7 @@ class StoreLineageCorpus:
         try:
             return call()
         except Exception as error:
-            raise listing_failed(error) from error
+            raise SessionQueryError.listing_failed(error) from error
 
     def _overlay(self, header: Header, listed: Header | None) -> SessionRecord:
         session_id = str(header.get("id"))
@@ -65,7 +64,7 @@ class StoreLineageCorpus:
         if live is None:
             return make_record(header, live=False, persisted=True)
         if listed is not None and headers_conflict(live, listed):
-            raise source_conflict(session_id)
+            raise SessionQueryError.source_conflict(session_id)
         return make_record(live, live=True, persisted=listed is not None)
 
     def record(self, session_id: str) -> SessionRecord | None:

@@ -26,13 +26,8 @@ from agentlog.application.query_models import (
     SessionSurfaceSnapshot,
     SessionTitleSnapshot,
     SurfaceClass,
-    failure_reason,
     headers_conflict,
-    listing_failed,
     make_record,
-    not_found,
-    query_error,
-    source_conflict,
 )
 from agentlog.application.store_reader import PersistenceReader, StoreReader
 from agentlog.application.summaries import (
@@ -63,6 +58,12 @@ if TYPE_CHECKING:
 DEFAULT_READ_WINDOW_MAX = 50
 DEFAULT_PAGE_SIZE = 50
 _DEFAULT = object()
+
+
+def _check_id(session_id: object) -> None:
+    """A session id that is not a non-empty string names no session."""
+    if type(session_id) is not str or not session_id:
+        raise SessionQueryError.not_found(session_id)
 
 
 def _recency(header: Header) -> tuple[Number, str]:
@@ -106,10 +107,7 @@ class SessionQuery:
         persistence: PersistenceReader | object | None = _DEFAULT,
     ) -> None:
         if type(read_window_max) is not int or read_window_max < 0:
-            raise query_error(
-                "session-query: readWindowMax must be a non-negative integer",
-                SessionQueryError.INVALID_CONFIG,
-            )
+            raise SessionQueryError.invalid_config()
         self.app = app
         self.read_window_max = read_window_max
         self.persistence: PersistenceReader | None = (
@@ -135,7 +133,7 @@ class SessionQuery:
         try:
             headers = list(reader.list())
         except Exception as error:
-            raise listing_failed(error) from error
+            raise SessionQueryError.listing_failed(error) from error
         return {str(header.get("id")): header for header in headers}
 
     def _listed_one(self, reader: PersistenceReader, session_id: str) -> Header | None:
@@ -143,7 +141,7 @@ class SessionQuery:
             try:
                 return reader.lookup(session_id)
             except Exception as error:
-                raise listing_failed(error) from error
+                raise SessionQueryError.listing_failed(error) from error
         return self._listed(reader).get(session_id)
 
     def _load(
@@ -152,25 +150,22 @@ class SessionQuery:
         try:
             return load()
         except Exception as error:
-            raise query_error(
-                f'failed to load session "{session_id}": {failure_reason(error)}',
-                SessionQueryError.PERSISTENCE_FAILED,
-                error,
-            ) from error
+            raise SessionQueryError.load_failed(session_id, error) from error
 
     def _require_stored(self, session_id: str) -> tuple[PersistenceReader, Header]:
         reader = self.persistence
         if reader is None:
-            raise not_found(session_id)
+            raise SessionQueryError.not_found(session_id)
         listed = self._listed_one(reader, session_id)
         if listed is None:
-            raise not_found(session_id)
+            raise SessionQueryError.not_found(session_id)
         return reader, listed
 
     def _observe(
         self, session_id: str, window: tuple[int, int] | None = None
     ) -> _Observation:
         """Live first (never touching persistence), else list, load and compare."""
+        _check_id(session_id)
         handle = self.app.live_session(session_id)
         if handle is not None:
             return _Observation(handle.header, handle.events)
@@ -185,7 +180,7 @@ class SessionQuery:
             header, events = self._load(session_id, lambda: reader.load(session_id))
             offset = 0
         if headers_conflict(listed, header):
-            raise source_conflict(session_id)
+            raise SessionQueryError.source_conflict(session_id)
         return _Observation(copy_json(dict(header)), copy_json(list(events)), offset)
 
     def _corpus(self) -> list[SessionRecord]:
@@ -200,7 +195,7 @@ class SessionQuery:
             header = handle.header
             stored = listed.get(handle.id)
             if stored is not None and headers_conflict(header, stored):
-                raise source_conflict(handle.id)
+                raise SessionQueryError.source_conflict(handle.id)
             records[handle.id] = make_record(
                 header, live=True, persisted=stored is not None
             )
@@ -211,11 +206,7 @@ class SessionQuery:
         try:
             return fold_surface(events)
         except (ValueError, TypeError, LookupError, AttributeError) as error:
-            raise query_error(
-                f"invalid session surface: {error}",
-                SessionQueryError.INVALID_SURFACE,
-                error,
-            ) from error
+            raise SessionQueryError.invalid_surface(error) from error
 
     @staticmethod
     def _classes(fold: SurfaceFold) -> Callable[[int], SurfaceClass]:
@@ -241,11 +232,8 @@ class SessionQuery:
             surface=surface,
         )
 
-    def _no_event(self, session_id: str, seq: object) -> Exception:
-        return query_error(
-            f'session "{session_id}" has no event at seq {js_number(seq)}',
-            SessionQueryError.EVENT_NOT_FOUND,
-        )
+    def _no_event(self, session_id: str, seq: object) -> SessionQueryError:
+        return SessionQueryError.event_not_found(session_id, js_number(seq))
 
     # ---------------------------------------------------------------- reads
 
@@ -255,6 +243,7 @@ class SessionQuery:
 
     def read_title(self, session_id: str) -> TitleSnapshot | None:
         """The latest ``session/title`` of the session; ``None`` if it has none."""
+        _check_id(session_id)
         handle = self.app.live_session(session_id)
         if handle is not None:
             return fold_session_title(handle.events)
@@ -264,7 +253,7 @@ class SessionQuery:
             try:
                 return reader.title(session_id)
             except Exception as error:
-                raise listing_failed(error) from error
+                raise SessionQueryError.listing_failed(error) from error
         return fold_session_title(self._observe(session_id).events)
 
     def list_events(self, session_id: str) -> list[SessionEventRecord]:
@@ -294,6 +283,7 @@ class SessionQuery:
         and its surface rows a chunk at a time, so memory stays bounded however
         long the log is; anything else is :meth:`read_surface` itself.
         """
+        _check_id(session_id)
         reader = self.persistence
         if self.app.live_session(session_id) is not None or not isinstance(
             reader, StoreReader
@@ -307,20 +297,15 @@ class SessionQuery:
         try:
             stream = reader.surface(session_id)
         except Exception as error:
-            raise query_error(
-                f'failed to load session "{session_id}": {failure_reason(error)}',
-                SessionQueryError.PERSISTENCE_FAILED,
-                error,
-            ) from error
+            raise SessionQueryError.load_failed(session_id, error) from error
         if headers_conflict(listed, stream.session):
-            raise source_conflict(session_id)
+            raise SessionQueryError.source_conflict(session_id)
         return stream
 
     def _window(self, name: str, value: object) -> int:
         if type(value) is not int or not 0 <= value <= self.read_window_max:
-            raise query_error(
-                f"{name} must be an integer between 0 and {self.read_window_max}",
-                SessionQueryError.INVALID_WINDOW,
+            raise SessionQueryError.invalid_window(
+                f"{name} must be an integer between 0 and {self.read_window_max}"
             )
         return value
 
@@ -333,6 +318,7 @@ class SessionQuery:
         """
         before = self._window("before", before)
         after = self._window("after", after)
+        _check_id(session_id)
         if type(seq) is not int or seq < 0:
             if self.app.live_session(session_id) is None:
                 self._require_stored(session_id)
@@ -357,6 +343,7 @@ class SessionQuery:
 
     def trace_event(self, session_id: str, seq: object) -> SessionEventTrace:
         """Replacement chain (the only transitive list) and direct provenance."""
+        _check_id(session_id)
         observation = self._observe(session_id)
         target = observation.at(seq)
         if target is None or type(seq) is not int:
@@ -390,12 +377,13 @@ class SessionQuery:
 
     def trace_session(self, session_id: str) -> SessionLineageTrace:
         """Ancestors, descendant trees and completeness; no log is loaded."""
+        _check_id(session_id)
         reader = self.persistence
         if isinstance(reader, StoreReader):
             try:
                 reader.catch_up()
             except Exception as error:
-                raise listing_failed(error) from error
+                raise SessionQueryError.listing_failed(error) from error
             live = self.app.live_sessions()
             corpus: LineageCorpus[Any] = StoreLineageCorpus(reader, live, session_id)
         else:
@@ -403,10 +391,9 @@ class SessionQuery:
         try:
             trace = trace_lineage(corpus, session_id)
         except SessionNotFoundError as error:
-            raise not_found(error.session_id) from error
+            raise SessionQueryError.not_found(error.session_id) from error
         except LineageCycleError as error:
-            code = SessionQueryError.INVALID_LINEAGE
-            raise SessionQueryError(str(error), code, error) from error
+            raise SessionQueryError.lineage_cycle(error.session_id) from error
         return lineage_model(trace)
 
     # ------------------------------------------------------------- listing
@@ -425,10 +412,10 @@ class SessionQuery:
         """
         if type(limit) is not int or limit <= 0:
             msg = "limit must be a positive integer"
-            raise ValueError(msg)
+            raise SessionQueryError.invalid_window(msg)
         if type(offset) is not int or offset < 0:
             msg = "offset must be a non-negative integer"
-            raise ValueError(msg)
+            raise SessionQueryError.invalid_window(msg)
         after = None if cursor is None else decode_cursor(cursor)
         reader = self.persistence
         if isinstance(reader, StoreReader):
@@ -453,7 +440,7 @@ class SessionQuery:
             stored = reader.page(limit=count + len(live) + 1, after=after)
             persisted = reader.rows(list(live))
         except Exception as error:
-            raise listing_failed(error) from error
+            raise SessionQueryError.listing_failed(error) from error
         rows = [
             summary_row(row, live=self.app.is_live(row.session_id), persisted=True)
             for row in stored
@@ -463,7 +450,7 @@ class SessionQuery:
             base = persisted.get(session_id)
             header = handle.header
             if base is not None and headers_conflict(header, base.header or {}):
-                raise source_conflict(session_id)
+                raise SessionQueryError.source_conflict(session_id)
             row = fold_live_row(base, header, getattr(handle, "pending", None) or [])
             if after is None or row_after(row, after):
                 rows.append(summary_row(row, live=True, persisted=base is not None))

@@ -2,7 +2,7 @@
 
 Every model is a fresh, mutable copy (callers may change it freely); JSON keys are
 camelCase as in docs/query.md, and optional keys are omitted, never null.
-Also the small shared helpers that build records and the spec's query errors.
+Also the small shared helpers that build records.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from agentlog.domain.errors import SessionQueryError
 from agentlog.domain.json import copy_json
 from agentlog.domain.json_model import JsonModel
 from agentlog.domain.title import TitleSnapshot
@@ -179,30 +178,6 @@ class SessionEventTrace(QueryModel):
 # ---------------------------------------------------------------- helpers
 
 
-def query_error(
-    message: str, code: str, cause: BaseException | None = None
-) -> Exception:
-    return SessionQueryError(message, code, cause)
-
-
-def failure_reason(error: BaseException) -> str:
-    """The failure's message; a failure that carries none is an ``unknown error``."""
-    return str(error) or "unknown error"
-
-
-def not_found(session_id: str) -> Exception:
-    return query_error(
-        f'session "{session_id}" not found', SessionQueryError.SESSION_NOT_FOUND
-    )
-
-
-def source_conflict(session_id: str) -> Exception:
-    return query_error(
-        f'live and persisted headers conflict for session "{session_id}"',
-        SessionQueryError.SOURCE_CONFLICT,
-    )
-
-
 def headers_conflict(first: Header, second: Header) -> bool:
     """Whether two headers of one id disagree on an immutable field.
 
@@ -216,12 +191,4 @@ def headers_conflict(first: Header, second: Header) -> bool:
 def make_record(header: Header, *, live: bool, persisted: bool) -> SessionRecord:
     return SessionRecord.model_construct(
         header=copy_json(dict(header)), live=live, persisted=persisted
-    )
-
-
-def listing_failed(error: BaseException) -> Exception:
-    return query_error(
-        f"session persistence listing failed: {failure_reason(error)}",
-        SessionQueryError.PERSISTENCE_FAILED,
-        error,
     )

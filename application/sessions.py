@@ -357,6 +357,7 @@ class Sessions(Application[str]):
         closers of docs/repair.md appended and saved exactly once. A session
         already live in this process is returned as is (never repaired).
         """
+        check_session_id(session_id)
         with self._mutex:
             handle = self._live.get(session_id)
             if handle is not None and not handle.stale:
@@ -406,6 +407,7 @@ class Sessions(Application[str]):
         raise :class:`SessionConflictError`; :meth:`run_with_retry` re-runs the
         whole block.
         """
+        check_session_id(session_id)
         owner = thread_owner()
         wait = self.command_timeout if timeout is None else timeout
         with self.holding(session_id, owner, wait) as depth:
@@ -530,6 +532,11 @@ class Sessions(Application[str]):
         jittered waits). Any other error discards the command's events and
         propagates.
         """
+        if not callable(command):
+            msg = (
+                f"run_with_retry needs a callable command, got {type(command).__name__}"
+            )
+            raise SessionError(msg)
 
         def attempt() -> T:
             try:
@@ -548,6 +555,7 @@ class Sessions(Application[str]):
 
     def repair(self, session_id: str) -> list[Envelope]:
         """Close an open stored turn now (what ``get_session`` does on take-over)."""
+        check_session_id(session_id)
         live = self._live.get(session_id)
         if live is not None and not live.stale:
             return []
@@ -598,6 +606,7 @@ class Sessions(Application[str]):
         if handle is None:
             self._flush_idle()
             return
+        _check_handle(handle, "flush")
         if handle.closed:
             raise SessionClosedError(handle.id)
         if handle.stale:
@@ -689,6 +698,7 @@ class Sessions(Application[str]):
         A closed handle refuses appends (:class:`SessionClosedError`).
         """
         if handle is not None:
+            _check_handle(handle, "close")
             if not handle.stale and not handle.closed:
                 self.flush(handle)
             self._forget(handle)
@@ -704,6 +714,9 @@ class Sessions(Application[str]):
             super().close()
 
     def live_session(self, session_id: str) -> SessionHandle | None:
+        """The open handle of ``session_id`` in this process, if any."""
+        if type(session_id) is not str:
+            return None
         return self._live.get(session_id)
 
     def live_sessions(self) -> list[SessionHandle]:
@@ -711,7 +724,7 @@ class Sessions(Application[str]):
             return list(self._live.values())
 
     def is_live(self, session_id: str) -> bool:
-        return session_id in self._live
+        return self.live_session(session_id) is not None
 
     def unflushed_sessions(self) -> list[SessionHandle]:
         """Live handles with events not yet stored (or never stored at all).
@@ -771,6 +784,10 @@ class Sessions(Application[str]):
 
         See docs/fork.md#fork.
         """
+        if child_session_id is not None:
+            check_session_id(child_session_id)
+        if not isinstance(source, SessionHandle):
+            check_session_id(source)
         if child_session_id is not None and (
             child_session_id in self._live or self.is_stored(child_session_id)
         ):
@@ -838,9 +855,11 @@ class Sessions(Application[str]):
 
     def is_stored(self, session_id: str) -> bool:
         """Whether the store holds this session (at least its first flushed batch)."""
+        check_session_id(session_id)
         return bool(self.recorder.select_events(session_id, lte=1, limit=1))
 
     def stored_header(self, session_id: str) -> dict[str, Any]:
+        check_session_id(session_id)
         rows = self.recorder.select_events(session_id, lte=1, limit=1)
         if not rows:
             raise SessionNotFoundError(session_id)
@@ -857,6 +876,7 @@ class Sessions(Application[str]):
 
     def header(self, session_id: str) -> dict[str, Any]:
         """The session's header (live first, then stored), as a fresh copy."""
+        check_session_id(session_id)
         live = self._live.get(session_id)
         if live is not None:
             return live.header
@@ -875,6 +895,9 @@ class Sessions(Application[str]):
         A live session's unflushed events are included. Every call returns fresh
         copies; reading never writes.
         """
+        check_session_id(session_id)
+        _check_count("after", after, minimum=-1)
+        _check_count("limit", limit, minimum=0)
         start = 0 if after is None else after + 1
         live = self._live.get(session_id)
         if live is None:
@@ -936,6 +959,8 @@ class Sessions(Application[str]):
         :class:`~agentlog.application.history.MessageHistory` for what is read
         and cached.
         """
+        check_session_id(session_id)
+        _check_count("last", last, minimum=0)
         live = self._live.get(session_id)
         aggregate = (
             live.aggregate if live is not None else self.load_aggregate(session_id)
@@ -943,6 +968,19 @@ class Sessions(Application[str]):
         if aggregate.corruption is not None:
             raise aggregate.corruption
         return self.history.messages(aggregate, last=last)
+
+
+def _check_handle(handle: object, operation: str) -> None:
+    if not isinstance(handle, SessionHandle):
+        msg = f"{operation} needs a SessionHandle, got {type(handle).__name__}"
+        raise SessionError(msg)
+
+
+def _check_count(name: str, value: object, *, minimum: int) -> None:
+    """A read argument: ``None`` or an integer of at least ``minimum``."""
+    if value is not None and (type(value) is not int or value < minimum):
+        msg = f"{name} must be an integer of at least {minimum}, or None"
+        raise SessionError(msg)
 
 
 def _refusing_legacy(events: Iterable[Any]) -> Iterator[Any]:

@@ -15,6 +15,7 @@ from agentlog.application.view_rows import (
     ProjectedEvent,
     fold_listing,
 )
+from agentlog.domain.errors import SessionQueryError
 from agentlog.domain.json import copy_json, dumps, loads
 
 if TYPE_CHECKING:
@@ -27,16 +28,19 @@ def encode_cursor(created_at: Number, session_id: str) -> str:
     return base64.urlsafe_b64encode(dumps([created_at, session_id])).decode("ascii")
 
 
-def decode_cursor(cursor: str) -> tuple[Number, str]:
-    msg = f"invalid listing cursor {cursor!r}"
+def decode_cursor(cursor: object) -> tuple[Number, str]:
+    """The position a listing cursor names; a bad one is an invalid window."""
+    error = SessionQueryError.invalid_window(f"invalid listing cursor {cursor!r}")
+    if type(cursor) is not str:
+        raise error
     try:
         value = loads(base64.urlsafe_b64decode(cursor.encode()))
-    except (ValueError, TypeError, binascii.Error) as error:
-        raise ValueError(msg) from error
+    except (ValueError, TypeError, RecursionError, binascii.Error) as cause:
+        raise error from cause
     match value:
         case [int() | float() as created_at, str() as session_id]:
             return created_at, session_id
-    raise ValueError(msg)
+    raise error
 
 
 def row_after(row: ListingRow, after: tuple[Number, str]) -> bool:

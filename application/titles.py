@@ -15,10 +15,10 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from agentlog.domain.errors import TitleError
 from agentlog.domain.title import (
     TITLE_EVENT,
     TitleConfig,
-    TitleError,
     TitleSnapshot,
     check_provider_result,
     eligible_messages,

@@ -19,6 +19,8 @@ from agentlog.domain.errors import (
     StaleSessionError,
     SurfaceError,
     SurfaceIntentError,
+    TitleError,
+    TitleEventError,
     UnsupportedSessionFormatError,
 )
 from agentlog.domain.events import EVENT_CLASSES, LogOnly, SessionEvent
@@ -61,7 +63,6 @@ from agentlog.domain.surface import (
 )
 from agentlog.domain.title import (
     TitleConfig,
-    TitleError,
     TitleSnapshot,
     fallback_title,
     fold_session_title,
@@ -122,6 +123,7 @@ __all__ = [
     "SurfaceNode",
     "TitleConfig",
     "TitleError",
+    "TitleEventError",
     "TitleSnapshot",
     "TurnInvariants",
     "UnsupportedSessionFormatError",

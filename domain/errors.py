@@ -195,6 +195,72 @@ class SessionQueryError(AgentlogError):
         self.code = code
         self.cause = cause
 
+    # One constructor per documented failure, so each message lives here once.
+
+    @classmethod
+    def invalid_config(cls) -> SessionQueryError:
+        msg = "session-query: readWindowMax must be a non-negative integer"
+        return cls(msg, cls.INVALID_CONFIG)
+
+    @classmethod
+    def invalid_window(cls, message: str) -> SessionQueryError:
+        """A read window or listing page argument out of range (``message`` says so)."""
+        return cls(message, cls.INVALID_WINDOW)
+
+    @classmethod
+    def not_found(cls, session_id: object) -> SessionQueryError:
+        return cls(f'session "{session_id}" not found', cls.SESSION_NOT_FOUND)
+
+    @classmethod
+    def event_not_found(cls, session_id: str, seq: str) -> SessionQueryError:
+        """``seq`` as JavaScript renders it (the caller formats it)."""
+        msg = f'session "{session_id}" has no event at seq {seq}'
+        return cls(msg, cls.EVENT_NOT_FOUND)
+
+    @classmethod
+    def listing_failed(cls, error: BaseException) -> SessionQueryError:
+        msg = f"session persistence listing failed: {_reason(error)}"
+        return cls(msg, cls.PERSISTENCE_FAILED, error)
+
+    @classmethod
+    def load_failed(cls, session_id: str, error: BaseException) -> SessionQueryError:
+        msg = f'failed to load session "{session_id}": {_reason(error)}'
+        return cls(msg, cls.PERSISTENCE_FAILED, error)
+
+    @classmethod
+    def source_conflict(cls, session_id: str) -> SessionQueryError:
+        msg = f'live and persisted headers conflict for session "{session_id}"'
+        return cls(msg, cls.SOURCE_CONFLICT)
+
+    @classmethod
+    def invalid_surface(cls, error: BaseException) -> SessionQueryError:
+        return cls(f"invalid session surface: {error}", cls.INVALID_SURFACE, error)
+
+    @classmethod
+    def lineage_cycle(cls, session_id: str) -> SessionQueryError:
+        msg = f'session lineage contains a cycle at "{session_id}"'
+        return cls(msg, cls.INVALID_LINEAGE)
+
+
+def _reason(error: BaseException) -> str:
+    """A failure's message; one that carries none is an ``unknown error``."""
+    return str(error) or "unknown error"
+
+
+class StoreURLError(AgentlogError, ValueError):
+    """A store URL (or a store setting) this build cannot use."""
+
+
+class TitleError(AgentlogError, ValueError):
+    """A title limit, configuration or provider result is invalid (docs/titles.md)."""
+
+
+class TitleEventError(TitleError, TypeError):
+    """A stored ``session/title`` event is not the documented shape.
+
+    A ``TypeError`` too, as the original fold raised; appends never record one.
+    """
+
 
 class LogImportError(AgentlogError, ValueError):
     """A log file cannot be imported; the message names the file and its line."""

@@ -100,6 +100,20 @@ def make_header(
     return header
 
 
+def _created_on(created_ms: object) -> datetime:
+    """The library's timestamp of the created event, from ``createdAt`` (epoch ms).
+
+    Only ``createdAt`` in the header is ever read back; a value beyond what a
+    ``datetime`` holds (a hostile or odd import) falls back to the epoch.
+    """
+    try:
+        return datetime.fromtimestamp(
+            (created_ms if type(created_ms) is int else 0) / 1000, tz=UTC
+        )
+    except (OverflowError, OSError, ValueError):
+        return datetime.fromtimestamp(0, tz=UTC)
+
+
 def check_session_id(session_id: object) -> None:
     """Session ids are opaque, non-empty strings (docs/events.md#ids)."""
     if type(session_id) is not str or not session_id:
@@ -192,11 +206,7 @@ class Session(BaseAggregate[str]):
     def from_header(cls, session_id: str, header: dict[str, Any]) -> Session:
         """A session with no events yet (version 1), as the created event makes it."""
         session = object.__new__(cls)
-        created_ms = header.get("createdAt")
-        created_on = datetime.fromtimestamp(
-            (created_ms if type(created_ms) is int else 0) / 1000, tz=UTC
-        )
-        session.__base_init__(session_id, 1, created_on)
+        session.__base_init__(session_id, 1, _created_on(header.get("createdAt")))
         session._init_state(header, invariants=True, clock=now_ms)
         return session
 

@@ -19,7 +19,7 @@ from pydantic import (
     Field,
 )
 
-from agentlog.domain.errors import AgentlogError
+from agentlog.domain.errors import TitleError, TitleEventError
 from agentlog.domain.json_model import JsonModel
 
 TITLE_EVENT = "session/title"
@@ -35,10 +35,6 @@ _INVISIBLE = re.compile(
 )
 # After the controls are gone, Python's ``\s`` is JavaScript's ``\s``.
 _WHITESPACE = re.compile(r"\s+")
-
-
-class TitleError(AgentlogError, ValueError):
-    """A title limit or configuration is invalid; ``str`` is the spec's text."""
 
 
 def _clean(text: str) -> str:
@@ -162,8 +158,8 @@ class TitleSnapshot(_FrozenModel):
     updated_at: int | float = Field(union_mode="left_to_right")
 
 
-def _malformed(event: Mapping[str, Any], reason: str) -> TypeError:
-    return TypeError(
+def _malformed(event: Mapping[str, Any], reason: str) -> TitleEventError:
+    return TitleEventError(
         f"session/title event at seq {event.get('seq')} is malformed: {reason}"
     )
 
@@ -190,7 +186,7 @@ def _rebuild_source(event: Mapping[str, Any], source: object) -> TitleSource:
 def title_from_event(event: Mapping[str, Any]) -> TitleSnapshot:
     """The snapshot of one ``session/title`` event; unknown keys are dropped.
 
-    A malformed event raises ``TypeError``, as the upstream fold does.
+    A malformed event raises :class:`TitleEventError` (also a ``TypeError``).
     """
     data = event.get("data")
     if not isinstance(data, Mapping):

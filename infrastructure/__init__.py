@@ -6,8 +6,6 @@ from agentlog.infrastructure.mapper import SessionMapper
 from agentlog.infrastructure.store import (
     DEFAULT_STORE_URL,
     StoreConfig,
-    StoreUnavailableError,
-    StoreURLError,
     open_sessions,
     parse_store_url,
 )
@@ -16,8 +14,6 @@ __all__ = [
     "DEFAULT_STORE_URL",
     "SessionMapper",
     "StoreConfig",
-    "StoreURLError",
-    "StoreUnavailableError",
     "open_sessions",
     "parse_store_url",
 ]

@@ -12,12 +12,15 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentlog.domain.errors import StoreNotFoundError, StoreUnavailableError
+from agentlog.domain.errors import (
+    StoreNotFoundError,
+    StoreUnavailableError,
+    StoreURLError,
+)
 from agentlog.infrastructure.store_url import (
     DEFAULT_STORE_URL,
     STORE_ENV_VAR,
     StoreConfig,
-    StoreURLError,
     mask_url,
     parse_store_url,
 )

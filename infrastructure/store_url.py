@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
-from agentlog.domain.errors import AgentlogError
+from agentlog.domain.errors import StoreURLError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -46,10 +46,6 @@ SSL_MODES = frozenset(
     {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}
 )
 DEFAULT_CONNECT_TIMEOUT = "5"
-
-
-class StoreURLError(AgentlogError, ValueError):
-    """A store URL this build cannot use."""
 
 
 @dataclass(frozen=True)

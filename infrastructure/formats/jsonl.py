@@ -473,8 +473,19 @@ def import_log(
         log = LogFile(
             lambda: io.BytesIO(data), name="<bytes>", substitutions=substitutions
         )
+    elif isinstance(data_or_path, (str, os.PathLike)):
+        try:
+            log = open_log(data_or_path, substitutions=substitutions)
+        except (OSError, ValueError) as error:  # missing, unreadable, NUL in the path
+            if isinstance(error, AgentlogError):
+                raise
+            reason = getattr(error, "strerror", None) or str(error)
+            msg = f"cannot read {os.fspath(data_or_path)!r}: {reason}"
+            raise LogImportError(msg) from error
     else:
-        log = open_log(data_or_path, substitutions=substitutions)
+        kind = type(data_or_path).__name__
+        msg = f"import_log needs a path or the file's bytes, got {kind}"
+        raise LogImportError(msg)
     return import_session(app, log, strict=strict)
 
 

@@ -9,30 +9,38 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from agentlog.domain.errors import LogImportError
+
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Iterator
 
     from agentlog.domain.json import Json
 
 _PLACEHOLDER: Final = re.compile(r"\{\{([A-Za-z0-9_.-]+)\}\}")
 
 
-def check_substitutions(substitutions: Mapping[str, str] | None) -> dict[str, str]:
+def check_substitutions(substitutions: object) -> dict[str, str]:
     """Validate the caller's substitutions; ``cwd`` must be an absolute path.
 
     Keys are bare names (``"cwd"``, not ``"{{cwd}}"``).
     """
-    checked = dict(substitutions or {})
+    if substitutions is None:
+        return {}
+    if not isinstance(substitutions, Mapping):
+        msg = "substitutions must map placeholder names to strings"
+        raise LogImportError(msg)
+    checked = dict(substitutions)
     for name, text in checked.items():
-        if not isinstance(text, str):
+        if not isinstance(name, str) or not isinstance(text, str):
             msg = f"substitution for {{{{{name}}}}} must be a string, got {text!r}"
-            raise TypeError(msg)
+            raise LogImportError(msg)
     cwd = checked.get("cwd")
     if cwd is not None and not os.path.isabs(cwd):
         msg = f'substitution for {{{{cwd}}}} must be an absolute path, got "{cwd}"'
-        raise ValueError(msg)
+        raise LogImportError(msg)
     return checked
 
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from agentlog.domain.errors import TitleError, TitleEventError
 from agentlog.domain.title import (
     TitleConfig,
-    TitleError,
     eligible_messages,
     fallback_title,
     fold_session_title,
@@ -181,10 +181,15 @@ def test_fold_rebuilds_the_source_and_is_immutable() -> None:
     assert rebuilt.to_json()["source"] == {"kind": "provider", "provider": "p"}
 
 
-def test_a_malformed_title_event_raises_type_error() -> None:
+def test_a_malformed_title_event_raises_a_typed_type_error() -> None:
     event = {"type": "session/title", "seq": 0, "time": 1, "data": {"title": "T"}}
-    with pytest.raises(TypeError, match="messageSeqs"):
+    with pytest.raises(TitleEventError, match="messageSeqs") as caught:
         fold_session_title([event])
+    assert isinstance(caught.value, TypeError)
+    assert str(caught.value) == (
+        "session/title event at seq 0 is malformed: "
+        "messageSeqs must be an array of integers"
+    )
 
 
 def test_pq_089_a_one_byte_cap_gives_no_title() -> None:

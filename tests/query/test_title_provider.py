@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from agentlog.application import LlmTitleHelper, Sessions, SessionTitles, TitleRequest
-from agentlog.domain.title import TitleConfig, TitleError, fold_session_title
+from agentlog.domain.errors import TitleError
+from agentlog.domain.title import TitleConfig, fold_session_title
 
 MakeApp = Callable[..., Sessions]
 USER = {"kind": "user"}

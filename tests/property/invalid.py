@@ -125,7 +125,7 @@ def bad_payload(model: SessionModel, draw: Draw) -> Case:
     cases = [
         Append("turn/start", {"turn": "1", "trigger": TRIGGER}),
         Append("turn/start", {"turn": 1.0, "trigger": TRIGGER}),
-        Append("turn/start", {"turn": 1}),
+        Append("turn/start", {"turn": 1, "trigger": None}),
         Append("turn/start", {"turn": 1, "trigger": {"kind": 5}}),
         Append("turn/end", {"turn": 1, "reason": {"kind": "error"}}),
         Append("step/start", {"turn": True, "step": 1}),

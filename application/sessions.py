@@ -23,7 +23,6 @@ from eventsourcing.persistence import (
     IntegrityError,
     InterfaceError,
     OperationalError,
-    StoredEvent,
 )
 from eventsourcing.persistence import PersistenceError as EventSourcingPersistenceError
 from eventsourcing.utils import retry
@@ -36,8 +35,8 @@ from agentlog.application.locks import (
     SessionLocks,
     thread_owner,
 )
+from agentlog.application.stored_log import StoredLog
 from agentlog.domain.errors import (
-    CorruptSessionLogError,
     SessionAlreadyExistsError,
     SessionClosedError,
     SessionConflictError,
@@ -146,7 +145,8 @@ class Sessions(Application[str]):
             else max_live
         )
         self.command_timeout = command_timeout
-        self.history = MessageHistory(self.recorder, self._envelope)
+        self.stored_log = StoredLog(self)
+        self.history = MessageHistory(self.recorder, self.stored_log.envelope)
 
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
         """One way to name a store, honoured everywhere.
@@ -860,12 +860,7 @@ class Sessions(Application[str]):
 
     def stored_header(self, session_id: str) -> dict[str, Any]:
         check_session_id(session_id)
-        rows = self.recorder.select_events(session_id, lte=1, limit=1)
-        if not rows:
-            raise SessionNotFoundError(session_id)
-        created = self.mapper.to_domain_event(rows[0])
-        assert isinstance(created, SessionCreated)
-        return created.header
+        return self.stored_log.header(session_id)
 
     def stored_length(self, session_id: str) -> int:
         """How many events the store holds for the session (one indexed read)."""
@@ -924,29 +919,7 @@ class Sessions(Application[str]):
     def _read_stored(
         self, session_id: str, start: int, last: int | None, limit: int | None
     ) -> list[Envelope]:
-        rows = self.recorder.select_events(
-            session_id,
-            gt=start + 1,
-            lte=None if last is None else last + 2,
-            limit=limit,
-        )
-        events = []
-        for expected, row in enumerate(rows, start=start + 2):
-            if row.originator_version != expected:
-                msg = (
-                    f'corrupt session log: session "{session_id}" has a seq gap at '
-                    f"seq {expected - 2}"
-                )
-                raise CorruptSessionLogError(
-                    msg, session_id=session_id, seq=expected - 2
-                )
-            events.append(self._envelope(row))
-        return events
-
-    def _envelope(self, row: StoredEvent) -> Envelope:
-        event = self.mapper.to_domain_event(row)
-        assert isinstance(event, SessionEvent)
-        return event.envelope
+        return self.stored_log.events(session_id, start, last, limit)
 
     def messages(
         self, session_id: str, *, last: int | None = None

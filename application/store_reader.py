@@ -12,11 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from agentlog.application.projections import decode_state
 from agentlog.application.surface_stream import SurfaceStream, stored_surface
-from agentlog.application.view_rows import HEADER_TYPE, ListingRow, Number
-from agentlog.domain.errors import CorruptSessionLogError, SessionNotFoundError
-from agentlog.domain.header import NOT_A_HEADER, check_format_version
 from agentlog.domain.title import TitleSnapshot, fold_session_title
 from agentlog.domain.vocabulary import check_legacy
 
@@ -28,6 +24,8 @@ if TYPE_CHECKING:
 
     from agentlog.application.catch_up import SessionViews
     from agentlog.application.sessions import Sessions
+    from agentlog.application.stored_log import StoredLog
+    from agentlog.application.view_rows import ListingRow, Number
     from agentlog.domain.json import Envelope
 
 Header = Mapping[str, Any]
@@ -121,41 +119,25 @@ class StoreReader:
     # ------------------------------------------------------------ decoding
 
     def _load(self, session_id: str, first: int | None, last: int | None) -> Log:
-        recorder = self.app.recorder
-        head = recorder.select_events(session_id, lte=1, limit=1)
-        if not head:
-            raise SessionNotFoundError(session_id)
-        header = self._header(session_id, head[0])
-        check_format_version(session_id, header)
+        stored = self._stored_log()
+        header = stored.header(session_id, check_version=True)
         if first is None or last is None:
-            rows = recorder.select_events(session_id, gt=1)
-        elif last < first:
-            rows = []
+            events = stored.events(session_id)
         else:
-            rows = recorder.select_events(session_id, gt=first + 1, lte=last + 2)
-        events = [self._event(session_id, row) for row in rows]
+            events = stored.events(session_id, first, last)
+        for event in events:
+            self._check_legacy(session_id, event)
         return header, events
 
-    def _header(self, session_id: str, row: StoredEvent) -> dict[str, Any]:
-        value = self._decode(session_id, row)
-        if row.originator_version != 1 or value.get("type") != HEADER_TYPE:
-            raise CorruptSessionLogError(NOT_A_HEADER, session_id=session_id, seq=None)
-        return {key: item for key, item in value.items() if key != "type"}
-
     def _event(self, session_id: str, row: StoredEvent) -> Envelope:
-        value = self._decode(session_id, row)
-        seq = row.originator_version - 2
-        check_legacy(session_id, str(value.get("type")), value.get("data"), seq)
+        value = self._stored_log().envelope(row)
+        self._check_legacy(session_id, value)
         return value
 
-    def _decode(self, session_id: str, row: StoredEvent) -> dict[str, Any]:
-        seq = row.originator_version - 2
-        try:
-            value = decode_state(self.app.mapper, row.state)
-        except Exception as error:
-            msg = f"corrupt session log: unparsable committed event at seq {seq}"
-            raise CorruptSessionLogError(msg, session_id=session_id, seq=seq) from error
-        if type(value) is not dict:
-            msg = f"corrupt session log: unparsable committed event at seq {seq}"
-            raise CorruptSessionLogError(msg, session_id=session_id, seq=seq)
-        return value
+    def _stored_log(self) -> StoredLog:
+        """The application's one reader of stored rows (the same checks everywhere)."""
+        return cast("Sessions", self.app).stored_log
+
+    @staticmethod
+    def _check_legacy(session_id: str, event: Envelope) -> None:
+        check_legacy(session_id, str(event["type"]), event.get("data"), event["seq"])

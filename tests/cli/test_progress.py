@@ -1,71 +1,83 @@
-"""Long commands show a progress bar on a terminal's stderr, and nothing elsewhere.
-
-The bar appears once a command has run ``AGENTLOG_PROGRESS_AFTER`` seconds (1 by
-default); the tests set 0, so they do not depend on how fast this machine forks.
-With stderr on a pseudo-terminal the bar appears (its label and the elapsed time);
-with stderr on a pipe, stderr holds only the one summary line. Quick commands with
-the default never show a bar (their exact output is checked in the other tests).
-"""
+"""The progress meter: shown on a terminal once a command is slow, silent otherwise."""
 
 from __future__ import annotations
 
-import os
-import pty
-import subprocess
-from typing import TYPE_CHECKING
+import io
 
-from tests.cli.conftest import agentlog_program, cli_env, run_cli
+import pytest
+from rich.console import Console
+from rich.progress import TimeRemainingColumn, TransferSpeedColumn
 
-if TYPE_CHECKING:
-    from pathlib import Path
-
-
-def read_all(fd: int) -> bytes:
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:  # the terminal closed: the process is gone
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks)
+from agentlog.infrastructure.cli import progress
+from agentlog.infrastructure.cli.progress import Meter, counted
 
 
-def test_a_slow_fork_shows_a_bar_on_a_terminal(big_store: tuple[str, Path]) -> None:
-    url, directory = big_store
-    leader, follower = pty.openpty()
-    process = subprocess.Popen(
-        [*agentlog_program(), "--store", url, "fork", "big", "--id", "on-a-tty"],
-        cwd=directory,
-        env=cli_env(TERM="xterm-256color", AGENTLOG_PROGRESS_AFTER="0"),
-        stdout=subprocess.PIPE,
-        stderr=follower,
-    )
-    os.close(follower)
-    terminal = read_all(leader)
-    stdout, _ = process.communicate(timeout=180)
-    os.close(leader)
-    assert process.returncode == 0
-    assert stdout == b"on-a-tty\n"
-    assert b"forking big" in terminal
-    assert b"0:00:0" in terminal  # the elapsed-time column
-    assert b"forked big with" in terminal
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
-def test_a_slow_fork_prints_no_bar_on_a_pipe(big_store: tuple[str, Path]) -> None:
-    url, directory = big_store
-    result = run_cli(
-        "--store",
-        url,
-        "fork",
-        "big",
-        "--id",
-        "on-a-pipe",
-        cwd=directory,
-        env=cli_env(AGENTLOG_PROGRESS_AFTER="0"),
-    )
-    assert result.ok().stdout == "on-a-pipe\n"
-    assert result.stderr.startswith("forked big with ")
-    assert result.stderr.count("\n") == 1
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(progress.time, "monotonic", fake)
+    return fake
+
+
+def console(*, terminal: bool) -> tuple[Console, io.StringIO]:
+    sink = io.StringIO()
+    return Console(file=sink, force_terminal=terminal, width=100), sink
+
+
+def test_a_slow_pass_on_a_terminal_shows_bytes_rate_and_time_left(clock: Clock) -> None:
+    terminal, sink = console(terminal=True)
+    with Meter(terminal) as meter:
+        meter.phase("storing big.jsonl", 4_000_000)
+        meter.advance(1_000_000)
+        assert meter.progress is None  # quick so far: nothing shown
+        clock.now += 2
+        meter.advance(1_000_000)
+        assert meter.progress is not None
+        meter.progress.refresh()
+        columns = meter.progress.columns
+        shown = sink.getvalue()
+    assert "storing big.jsonl" in shown
+    assert "2.0/4.0 MB" in shown
+    kinds = {type(column) for column in columns}
+    assert {TransferSpeedColumn, TimeRemainingColumn} <= kinds
+
+
+def test_a_quick_command_prints_nothing(clock: Clock) -> None:
+    terminal, sink = console(terminal=True)
+    with Meter(terminal) as meter:
+        meter.phase("checking x", 10)
+        meter.advance(10)
+    assert sink.getvalue() == ""
+
+
+def test_nothing_is_shown_when_stderr_is_not_a_terminal(clock: Clock) -> None:
+    piped, sink = console(terminal=False)
+    with Meter(piped, unit="events") as meter:
+        meter.phase("exporting s", 1_000)
+        clock.now += 5
+        assert list(counted(range(1_000), meter)) == list(range(1_000))
+    assert meter.done == 1_000
+    assert meter.progress is None
+    assert sink.getvalue() == ""
+
+
+def test_an_event_meter_counts_events_per_second(clock: Clock) -> None:
+    terminal, sink = console(terminal=True)
+    with Meter(terminal, unit="events") as meter:
+        meter.phase("exporting s", 1_000)
+        clock.now += 2
+        for _ in counted(range(500), meter):
+            pass
+        assert meter.progress is not None
+        meter.progress.refresh()
+        shown = sink.getvalue()
+    assert "500/1000" in shown
+    assert " events/s" in shown

@@ -166,7 +166,7 @@ def test_a_header_only_log_is_listed_with_zero_events(
     )
     assert store("import", str(empty)).ok().stdout == "e\n"
     (item,) = store("ls", "--json").json()["items"]
-    assert item["id"] == "e"
+    assert (item["id"], item["eventCount"]) == ("e", 0)
     assert store("export", "e").ok().raw_stdout == empty.read_bytes()
 
 

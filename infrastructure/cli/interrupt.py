@@ -34,19 +34,39 @@ def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
 
 
 def install_stop_handlers() -> None:
-    """Make SIGINT and SIGTERM raise :class:`Interrupted` in the main thread."""
+    """Make SIGINT and SIGTERM raise :class:`Interrupted` in the main thread.
+
+    A signal ignored when the program started stays ignored, as Python does for
+    SIGINT (``nohup``, a background job of a non-interactive shell).
+    """
     for signum in STOP_SIGNALS:
-        signal.signal(signum, _raise_interrupted)
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, _raise_interrupted)
 
 
-def stopped_line(stop: Interrupted, stored: list[str] | None) -> str:
-    """The one line an interrupted write prints: what the store holds now.
+def ignore_stop_signals() -> None:
+    """Ignore SIGINT and SIGTERM while the finished program exits.
+
+    Python resets its handlers while shutting down, so a signal landing then would
+    kill a command that already succeeded (exit -15 after its output).
+    """
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+
+
+def stopped_line(stop: Interrupted) -> str:
+    """The one line a stopped command that writes nothing prints."""
+    return f"interrupted by {stop.signal_name}"
+
+
+def stopped_write_line(stop: Interrupted, stored: list[str] | None) -> str:
+    """The one line a stopped write prints: what the store holds now.
 
     ``stored`` is None when the check itself could not finish (a second signal,
     or the store went away).
     """
     if stored is None:
-        return f"interrupted by {stop.signal_name}; could not check what was stored"
+        return f"{stopped_line(stop)}; could not check what was stored"
     if not stored:
-        return f"interrupted by {stop.signal_name}; nothing was stored"
-    return f"interrupted by {stop.signal_name}; stored: {', '.join(stored)}"
+        return f"{stopped_line(stop)}; nothing was stored"
+    return f"{stopped_line(stop)}; stored: {', '.join(stored)}"

@@ -3,8 +3,10 @@
 Every command opens the store named by ``--store`` (or ``AGENTLOG_STORE``, or
 ``sqlite:///agentlog.db`` in the current directory), runs one use case and closes the
 store. Exit codes are a contract for scripts: 0 success, 1 a domain, query or store
-error (one line on stderr, never a traceback), 2 a usage error. The commands
-themselves live in :mod:`~agentlog.infrastructure.cli.reads` and
+error (one line on stderr, never a traceback), 2 a usage error, 130 a stop signal
+(SIGINT or SIGTERM; one line saying what was stored). Every line printed goes
+through :mod:`~agentlog.infrastructure.cli.terminal`. The commands themselves live
+in :mod:`~agentlog.infrastructure.cli.reads` and
 :mod:`~agentlog.infrastructure.cli.writes`.
 """
 
@@ -16,20 +18,23 @@ import re
 import sqlite3
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from eventsourcing.persistence import PersistenceError as RecorderError
 from rich.console import Console
 from rich.segment import Segment
+from typer.core import TyperGroup
 
 from agentlog.domain.errors import AgentlogError
 from agentlog.domain.json import dumps
 from agentlog.infrastructure.cli.interrupt import (
     EXIT_INTERRUPTED,
     Interrupted,
+    ignore_stop_signals,
     install_stop_handlers,
     stopped_line,
+    stopped_write_line,
 )
 from agentlog.infrastructure.cli.storage import abandon, open_store, stored_now
 from agentlog.infrastructure.cli.terminal import mask_secrets, printable
@@ -55,7 +60,25 @@ _C1_OR_DEL = re.compile(rb"\xc2[\x80-\x9f]|\x7f")
 PIPE_WIDTH = 160
 """Columns for a file or pipe (rich would assume 80), unless COLUMNS is set."""
 
+
+class StoppableGroup(TyperGroup):
+    """The command group: a stop signal in any command is one line and exit 130.
+
+    Click would turn the ``KeyboardInterrupt`` into "Aborted!" and exit 1; a write
+    reports what it stored before this (see :func:`opened`), so this catches the
+    rest: reads, ``demo``, ``migrate``.
+    """
+
+    # Any: the parameter's type is typer's vendored click Context (private).
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Interrupted as stop:
+            raise stop_exit(stopped_line(stop)) from None
+
+
 cli = typer.Typer(
+    cls=StoppableGroup,
     name="agentlog",
     help="An event-sourced store for AI-agent sessions. Start with: agentlog demo",
     no_args_is_help=True,
@@ -199,22 +222,24 @@ def opened(
                 raise
             app.close()
     except Interrupted as stop:
-        raise interrupted(url, stop, stored) from None
+        if stored is None:
+            raise stop_exit(stopped_line(stop)) from None
+        raise stop_exit(stopped_write_line(stop, _committed(url, stored))) from None
 
 
-def interrupted(url: str, stop: Interrupted, check: StoredCheck | None) -> typer.Exit:
+def stop_exit(line: str) -> typer.Exit:
     """Print the one line of a stopped command; the caller raises the exit."""
-    if check is None:
-        line = f"interrupted by {stop.signal_name}"
-    else:
-        try:
-            committed: list[str] | None = stored_now(url, check)
-        except (Exception, Interrupted):
-            committed = None
-        line = stopped_line(stop, committed)
     sys.stderr.write(one_line(line) + "\n")
     sys.stderr.flush()
     return typer.Exit(EXIT_INTERRUPTED)
+
+
+def _committed(url: str, check: StoredCheck) -> list[str] | None:
+    """What a stopped write stored, or None when even that check cannot finish."""
+    try:
+        return stored_now(url, check)
+    except (Exception, Interrupted):
+        return None
 
 
 def say(console: Console, line: str, style: str | None = None) -> None:
@@ -299,4 +324,7 @@ def main() -> None:
     """The console script ``agentlog``."""
     _survive_any_encoding()
     install_stop_handlers()
-    cli(prog_name="agentlog")
+    try:
+        cli(prog_name="agentlog")
+    finally:
+        ignore_stop_signals()

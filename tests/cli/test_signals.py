@@ -182,3 +182,17 @@ def test_a_stopped_import_names_the_session_in_progress(
         return
     ((session_id, count),) = new.items()
     assert stderr == f"interrupted by SIGINT; stored: {session_id} ({count} events)\n"
+
+
+def test_a_stopped_demo_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    """Commands without a store report of their own still stop in one line."""
+    store_file = tmp_path / "agentlog.db"
+    code, _, stderr = run_and_stop(
+        ["--store", f"sqlite:///{store_file}", "demo"],
+        tmp_path,
+        store_file,
+        signal.SIGINT,
+        0.0,
+    )
+    if code != 0:
+        assert (code, stderr) == (130, "interrupted by SIGINT\n")

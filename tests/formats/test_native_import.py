@@ -242,6 +242,7 @@ def test_the_later_hook_dialect_claude_code_is_mapped_to_claude() -> None:
 @pytest.fixture
 def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(transfer, "BATCH_EVENTS", 7)
+    monkeypatch.setattr(transfer, "ONE_PASS_EVENTS", 7)
 
 
 @pytest.mark.usefixtures("small_batches")

@@ -14,7 +14,7 @@ def compacted(app: Sessions, session_id: str) -> None:
     """Three turns, then a replace that moves a late seq to the head."""
     handle = app.create_session(cwd="/w", session_id=session_id)
     for turn in (1, 2, 3):
-        add(handle, TS(turn), U(f"u{turn}"), SS(turn, 1), A(f"a{turn}", turn))
+        add(handle, TS(turn), U(f"u{turn}"), SS(turn, 1), A(f"a{turn}", turn=turn))
         add(handle, SE(turn, 1), TE(turn))
     add(handle, TS(4), SS(4, 1))
     summary = Append(

@@ -88,7 +88,7 @@ def reasoning_prompt() -> Append:
 
 
 def test_eligibility() -> None:
-    plugin = U("hi", {"kind": "plugin", "plugin": "x"})
+    plugin = U("hi", source={"kind": "plugin", "plugin": "x"})
     assert is_eligible_message(ev(0, U("hi")))
     assert not is_eligible_message(ev(0, plugin))
     assert not is_eligible_message(ev(0, reasoning_prompt()))
@@ -124,7 +124,7 @@ def test_pq_082_fallback_title_of_the_first_prompt() -> None:
 def test_pq_083_only_human_prompts_with_text_get_a_title_and_only_once() -> None:
     log = [
         ev(0, TS(1)),
-        ev(1, U("from a plugin", {"kind": "plugin", "plugin": "p"})),
+        ev(1, U("from a plugin", source={"kind": "plugin", "plugin": "p"})),
         ev(2, reasoning_prompt()),
         ev(3, U("   ")),
     ]

@@ -1,9 +1,9 @@
 """Aggregate scenarios: given these events, when this command, then these events.
 
-The scenarios' notation is provided as builders (``TS(1)``, ``U("hi")``,
-``Rep(0, 1, [0, 1])`` …). A builder is an ``Append``: the arguments of one
-``Session.append`` call. ``Scenario`` runs them against a bare aggregate and checks
-the new events — or the exact error and that nothing was recorded.
+The scenarios' notation (``TS(1)``, ``U("hi")``, ``Rep(0, 1, [0, 1])`` …) comes from
+:mod:`tests.builders`, re-exported here. A builder is an ``Append``: the arguments of
+one ``Session.append`` call. ``Scenario`` runs them against a bare aggregate and
+checks the new events — or the exact error and that nothing was recorded.
 """
 
 from __future__ import annotations
@@ -16,138 +16,43 @@ import pytest
 
 from agentlog.domain.json import Envelope, copy_json
 from agentlog.domain.session import Session
+from tests.builders import (
+    SE,
+    SS,
+    TE,
+    TS,
+    USER,
+    A,
+    Acall,
+    Append,
+    C,
+    R,
+    Rep,
+    U,
+    call_block,
+    chunk,
+    text,
+)
 
-
-@dataclass(frozen=True)
-class Append:
-    """One ``append`` call: type, data and the optional surface intent."""
-
-    type: str
-    data: Any
-    surface_op: Any = None
-    source_event_seqs: Any = None
-
-    def to(self, session: Session) -> Envelope:
-        return session.append(
-            self.type,
-            self.data,
-            surface_op=self.surface_op,
-            source_event_seqs=self.source_event_seqs,
-        )
-
-    def envelope(self, seq: int, time: int = 1234) -> Envelope:
-        """The event this append records at ``seq`` (for seeds and expectations)."""
-        env: Envelope = {"type": self.type, "seq": seq, "time": time, "data": self.data}
-        if self.source_event_seqs is not None:
-            env["sourceEventSeqs"] = self.source_event_seqs
-        if self.surface_op is not None:
-            env["surfaceOp"] = self.surface_op
-        return env
-
-    def with_intent(self, surface_op: Any = None, sources: Any = None) -> Append:
-        return Append(self.type, self.data, surface_op, sources)
-
-
-USER = {"kind": "user"}
-
-
-def TS(turn: int, trigger: Any = None) -> Append:
-    return Append(
-        "turn/start",
-        {"turn": turn, "trigger": trigger or {"kind": "message", "source": USER}},
-    )
-
-
-def TE(turn: int, reason: Any = None) -> Append:
-    return Append("turn/end", {"turn": turn, "reason": reason or {"kind": "completed"}})
-
-
-def SS(turn: int, step: int) -> Append:
-    return Append("step/start", {"turn": turn, "step": step})
-
-
-def SE(turn: int, step: int) -> Append:
-    return Append("step/end", {"turn": turn, "step": step})
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
-
-
-def U(value: str, source: Any = None) -> Append:
-    return Append(
-        "user/message",
-        {"content": [text(value)], "source": source or USER},
-        surface_op="append",
-    )
-
-
-def A(value: str, turn: int = 1, step: int = 1) -> Append:
-    return Append(
-        "assistant/message",
-        {"turn": turn, "step": step, "content": [text(value)]},
-        surface_op="append",
-    )
-
-
-def call_block(call_id: str) -> dict[str, Any]:
-    return {"type": "tool-call", "id": call_id, "name": "bash", "arguments": "{}"}
-
-
-def Acall(call_id: str, turn: int = 1, step: int = 1) -> Append:
-    return Append(
-        "assistant/message",
-        {"turn": turn, "step": step, "content": [call_block(call_id)]},
-        surface_op="append",
-    )
-
-
-def C(call_id: str, turn: int = 1, step: int = 1) -> Append:
-    return Append(
-        "tool/call",
-        {
-            "turn": turn,
-            "step": step,
-            "callId": call_id,
-            "name": "bash",
-            "arguments": "{}",
-        },
-    )
-
-
-def R(call_id: str, turn: int = 1, step: int = 1, **extra: Any) -> Append:
-    return Append(
-        "tool/result",
-        {
-            "turn": turn,
-            "step": step,
-            "callId": call_id,
-            "content": [text("ok")],
-            "isError": False,
-            **extra,
-        },
-        surface_op="append",
-    )
-
-
-def Rep(start: int, end: int, sources: Any, value: str = "summary") -> Append:
-    return Append(
-        "assistant/message",
-        {"turn": 1, "step": 1, "content": [text(value)]},
-        surface_op={"op": "replace", "start": start, "end": end},
-        source_event_seqs=sources,
-    )
-
-
-def chunk(turn: int = 1, step: int = 1, delta: str = "x") -> Append:
-    return Append(
-        "assistant/chunk",
-        {
-            "turn": turn,
-            "step": step,
-            "chunk": {"type": "text-delta", "index": 0, "text": delta},
-        },
-    )
+__all__ = [
+    "SE",
+    "SS",
+    "TE",
+    "TS",
+    "USER",
+    "A",
+    "Acall",
+    "Append",
+    "C",
+    "R",
+    "Rep",
+    "Scenario",
+    "U",
+    "add",
+    "call_block",
+    "chunk",
+    "text",
+]
 
 
 def add(target: Any, *appends: Append) -> list[Envelope]:

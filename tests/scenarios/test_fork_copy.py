@@ -31,7 +31,7 @@ def stored_parent(app: Sessions, turns: int = 3) -> str:
             TS(turn),
             U(f"prompt {turn}"),
             SS(turn, 1),
-            A(f"reply {turn}", turn),
+            A(f"reply {turn}", turn=turn),
             SE(turn, 1),
             TE(turn),
         )

@@ -21,7 +21,7 @@ def long_session(app: Sessions, turns: int, session_id: str = "long") -> Any:
     for turn in range(1, turns + 1):
         add(handle, TS(turn), U(f"question {turn}"), SS(turn, 1))
         add(handle, *[chunk(turn, 1) for _ in range(5)])
-        add(handle, A(f"answer {turn}", turn, 1), SE(turn, 1), TE(turn))
+        add(handle, A(f"answer {turn}", turn=turn, step=1), SE(turn, 1), TE(turn))
         app.flush(handle)
     return handle
 

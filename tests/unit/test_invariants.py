@@ -14,114 +14,41 @@ import pytest
 from agentlog.domain.errors import InvariantError
 from agentlog.domain.invariants import TurnInvariants
 from agentlog.domain.repair import interrupted_turn_closers
+from tests.builders import SE, SS, TE, TS, USER, A, Acall, Append, C, R, U, chunk, text
+from tests.builders import log as _log
 from tests.invariant_checker import InvariantChecker
 
 if TYPE_CHECKING:
     from agentlog.domain.json import Envelope
 
-Item = tuple[str, Any, Any, Any]
-USER = {"kind": "user"}
 
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
-
-
-def TS(turn: int = 1) -> Item:
-    trigger = {"kind": "message", "source": USER}
-    return ("turn/start", {"turn": turn, "trigger": trigger}, None, None)
-
-
-def TE(turn: int = 1, reason: str = "completed") -> Item:
-    return ("turn/end", {"turn": turn, "reason": {"kind": reason}}, None, None)
-
-
-def SS(turn: int = 1, step: int = 1) -> Item:
-    return ("step/start", {"turn": turn, "step": step}, None, None)
-
-
-def SE(turn: int = 1, step: int = 1) -> Item:
-    return ("step/end", {"turn": turn, "step": step}, None, None)
-
-
-def chunk(turn: int = 1, step: int = 1) -> Item:
-    data = {"turn": turn, "step": step, "chunk": {"type": "text-delta", "index": 0}}
-    return ("assistant/chunk", data, None, None)
-
-
-def U(value: str = "u", op: Any = "append", src: Any = None) -> Item:
-    return ("user/message", {"content": [text(value)], "source": USER}, op, src)
-
-
-def A(value: str = "a", step: int = 1) -> Item:
-    data = {"turn": 1, "step": step, "content": [text(value)]}
-    return ("assistant/message", data, "append", None)
-
-
-def Acall(call_id: str) -> Item:
-    block = {"type": "tool-call", "id": call_id, "name": "bash", "arguments": "{}"}
-    return (
-        "assistant/message",
-        {"turn": 1, "step": 1, "content": [block]},
-        "append",
-        None,
-    )
-
-
-def C(call_id: str, step: int = 1) -> Item:
-    data = {
-        "turn": 1,
-        "step": step,
-        "callId": call_id,
-        "name": "bash",
-        "arguments": "{}",
-    }
-    return ("tool/call", data, None, None)
-
-
-def R(call_id: str, step: int = 1, **extra: Any) -> Item:
-    data = {
-        "turn": 1,
-        "step": step,
-        "callId": call_id,
-        "content": [text("ok")],
-        "isError": False,
-        **extra,
-    }
-    return ("tool/result", data, "append", None)
-
-
-def replace(start: int, end: int, src: Any = None) -> Item:
+def replace(start: int, end: int, src: Any = None) -> Append:
     """A compaction checkpoint (a user/message needs only an open turn)."""
     data = {
         "content": [text("summary")],
         "source": {"kind": "plugin", "plugin": "compact"},
     }
-    return ("user/message", data, {"op": "replace", "start": start, "end": end}, src)
+    return Append(
+        "user/message", data, {"op": "replace", "start": start, "end": end}, src
+    )
 
 
-def event(seq: int, item: Item) -> Envelope:
-    event_type, data, surface_op, sources = item
-    envelope: Envelope = {"type": event_type, "seq": seq, "time": 0, "data": data}
-    if sources is not None:
-        envelope["sourceEventSeqs"] = sources
-    if surface_op is not None:
-        envelope["surfaceOp"] = surface_op
-    return envelope
+def log(*items: Append) -> list[Envelope]:
+    return _log(*items, time=0)
 
 
-def log(*items: Item) -> list[Envelope]:
-    return [event(seq, item) for seq, item in enumerate(items)]
+def event(seq: int, item: Append) -> Envelope:
+    return item.envelope(seq, time=0)
 
 
-def accepted(*items: Item) -> InvariantChecker:
+def accepted(*items: Append) -> InvariantChecker:
     checker = InvariantChecker()
     for envelope in log(*items):
         checker.feed(envelope)
     return checker
 
 
-def violation(*items: Item) -> str:
+def violation(*items: Append) -> str:
     """The message the last item raises after all earlier ones were accepted.
 
     Step-5 rules must fail the same way in ``TurnInvariants`` alone, and a rejected
@@ -147,7 +74,7 @@ def violation(*items: Item) -> str:
     return message.removeprefix("invariant violated: ")
 
 
-def turns_violation(*items: Item) -> str:
+def turns_violation(*items: Append) -> str:
     """The step-5 message of the last item from ``TurnInvariants`` alone."""
     *history, last = log(*items)
     turns = TurnInvariants()
@@ -160,7 +87,7 @@ def turns_violation(*items: Item) -> str:
 
 
 def test_core_126_well_formed_turn() -> None:
-    accepted(TS(), U(), SS(), chunk(), Acall("c1"), C("c1"), R("c1"), SE(), TE())
+    accepted(TS(), U("u"), SS(), chunk(), Acall("c1"), C("c1"), R("c1"), SE(), TE())
 
 
 @pytest.mark.parametrize(
@@ -198,7 +125,9 @@ def test_core_126_well_formed_turn() -> None:
         ),  # 139
     ],
 )
-def test_core_127_to_139_step_five_rules(items: tuple[Item, ...], detail: str) -> None:
+def test_core_127_to_139_step_five_rules(
+    items: tuple[Append, ...], detail: str
+) -> None:
     assert violation(*items) == detail
     assert turns_violation(*items) == detail
 
@@ -206,18 +135,15 @@ def test_core_127_to_139_step_five_rules(items: tuple[Item, ...], detail: str) -
 @pytest.mark.parametrize(
     "item",
     [
-        U(),
-        ("context/message", {"content": [], "source": USER}, "append", None),
-        (
-            "steering/message",
-            {"turn": 1, "content": [], "source": USER},
-            "append",
-            None,
+        U("u"),
+        Append("context/message", {"content": [], "source": USER}, "append"),
+        Append(
+            "steering/message", {"turn": 1, "content": [], "source": USER}, "append"
         ),
-        ("compaction/marker", {"foo": "bar"}, None, None),
+        Append("compaction/marker", {"foo": "bar"}),
     ],
 )
-def test_core_132_events_outside_a_turn(item: Item) -> None:
+def test_core_132_events_outside_a_turn(item: Append) -> None:
     detail = (
         f"{item[0]} appended outside any open turn (every event must be turn-enclosed)"
     )
@@ -267,7 +193,7 @@ def test_core_140_provenance_values() -> None:
 
 
 def test_core_141_replace_order_is_by_position() -> None:
-    todo = ("todo/write", {"todos": []}, None, None)
+    todo = Append("todo/write", {"todos": []})
     base = (TS(), todo, U("a"), U("b"))  # surface [2, 3]
     assert violation(*base, replace(3, 2, [3, 2])) == (
         "surface replace: start seq 3 (pos 1) is after end seq 2 (pos 0) on the surface"
@@ -301,10 +227,10 @@ def test_core_143_replace_range_not_on_the_surface() -> None:
 
 
 def test_core_144_non_surface_event_with_markers() -> None:
-    assert violation(TS(), ("turn/end", {"turn": 1}, None, [0])) == (
+    assert violation(TS(), Append("turn/end", {"turn": 1}, None, [0])) == (
         "turn/end cannot carry sourceEventSeqs (non-surface event)"
     )
-    assert violation(TS(), ("turn/end", {"turn": 1}, "append", None)) == (
+    assert violation(TS(), Append("turn/end", {"turn": 1}, "append", None)) == (
         "turn/end cannot carry surfaceOp (non-surface event)"
     )
 

@@ -10,102 +10,25 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentlog.domain.messages import derive_message, derive_messages
+from tests.builders import SE, SS, TE, TS, A, Append, R, Rep, U, chunk, replace, text
+from tests.builders import call_block as call
+from tests.builders import log as _log
 
 if TYPE_CHECKING:
     from agentlog.domain.json import Envelope
 
-Item = tuple[str, Any, Any, Any]
-USER = {"kind": "user"}
 
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
-
-
-def call(call_id: str) -> dict[str, Any]:
-    return {"type": "tool-call", "id": call_id, "name": "bash", "arguments": "{}"}
-
-
-def TS(turn: int = 1) -> Item:
-    trigger = {"kind": "message", "source": USER}
-    return ("turn/start", {"turn": turn, "trigger": trigger}, None, None)
-
-
-def TE(turn: int = 1) -> Item:
-    return ("turn/end", {"turn": turn, "reason": {"kind": "completed"}}, None, None)
-
-
-def SS(turn: int = 1, step: int = 1) -> Item:
-    return ("step/start", {"turn": turn, "step": step}, None, None)
-
-
-def SE(turn: int = 1, step: int = 1) -> Item:
-    return ("step/end", {"turn": turn, "step": step}, None, None)
-
-
-def chunk() -> Item:
-    data = {
-        "turn": 1,
-        "step": 1,
-        "chunk": {"type": "text-delta", "index": 0, "text": "x"},
-    }
-    return ("assistant/chunk", data, None, None)
-
-
-def U(value: str = "u", source: Any = None, content: Any = None) -> Item:
-    data = {
-        "content": [text(value)] if content is None else content,
-        "source": source or USER,
-    }
-    return ("user/message", data, "append", None)
-
-
-def A(*blocks: dict[str, Any], **extra: Any) -> Item:
-    data = {"turn": 1, "step": 1, "content": list(blocks), **extra}
-    return ("assistant/message", data, "append", None)
-
-
-def R(call_id: str = "c1", **extra: Any) -> Item:
-    data = {
-        "turn": 1,
-        "step": 1,
-        "callId": call_id,
-        "content": [text("ok")],
-        "isError": False,
-        **extra,
-    }
-    return ("tool/result", data, "append", None)
-
-
-def framed(event_type: str, kind: str, *blocks: dict[str, Any]) -> Item:
+def framed(event_type: str, kind: str, *blocks: dict[str, Any]) -> Append:
     source = {"kind": kind, "plugin": "watcher"} if kind == "plugin" else {"kind": kind}
     data = {"turn": 1, "content": list(blocks), "source": source}
-    return (event_type, data, "append", None)
+    return Append(event_type, data, "append")
 
 
-def Rep(start: int, end: int, src: list[int], value: str) -> Item:
-    data = {"turn": 1, "step": 1, "content": [text(value)]}
-    return (
-        "assistant/message",
-        data,
-        {"op": "replace", "start": start, "end": end},
-        src,
-    )
+def log(*items: Append) -> list[Envelope]:
+    return _log(*items, time=0)
 
 
-def log(*items: Item) -> list[Envelope]:
-    events: list[Envelope] = []
-    for seq, (event_type, data, surface_op, sources) in enumerate(items):
-        envelope: Envelope = {"type": event_type, "seq": seq, "time": 0, "data": data}
-        if sources is not None:
-            envelope["sourceEventSeqs"] = sources
-        if surface_op is not None:
-            envelope["surfaceOp"] = surface_op
-        events.append(envelope)
-    return events
-
-
-def derive(*items: Item) -> list[dict[str, Any]]:
+def derive(*items: Append) -> list[dict[str, Any]]:
     """Derive the messages of the log the items describe."""
     return derive_messages(log(*items))
 
@@ -127,7 +50,7 @@ def test_core_046_roles_and_tool_result_block() -> None:
 
 
 def test_core_047_log_only_events_never_produce_messages() -> None:
-    assert len(derive(TS(), chunk(), chunk(), U(), A(text("a")), TE())) == 2
+    assert len(derive(TS(), chunk(), chunk(), U("u"), A(text("a")), TE())) == 2
 
 
 def test_core_048_context_envelope() -> None:
@@ -184,7 +107,7 @@ def test_core_054_tool_result_error_and_meta_are_dropped() -> None:
 
 
 def test_core_055_empty_user_message_still_counts() -> None:
-    assert derive(U(content=[])) == [{"role": "user", "content": []}]
+    assert derive(U()) == [{"role": "user", "content": []}]
 
 
 def test_core_056_replacement_takes_the_place() -> None:
@@ -195,12 +118,7 @@ def test_core_056_replacement_takes_the_place() -> None:
 
 def test_core_057_checkpoint_is_a_plain_user_message() -> None:
     compact = {"kind": "plugin", "plugin": "compact"}
-    checkpoint: Item = (
-        "user/message",
-        {"content": [text("summary")], "source": compact},
-        {"op": "replace", "start": 0, "end": 1},
-        [0, 1],
-    )
+    checkpoint = U("summary", source=compact, op=replace(0, 1), src=[0, 1])
     assert derive(U("a"), U("b"), checkpoint) == [
         {"role": "user", "content": [text("summary")]}
     ]
@@ -261,7 +179,7 @@ SURFACE_KINDS = [
     "context",
     "steering",
 ]
-NOISE = [TS(), SE(), chunk(), ("todo/write", {"todos": []}, None, None)]
+NOISE = [TS(), SE(), chunk(), Append("todo/write", {"todos": []})]
 
 Op = tuple[str, str, float, float]
 ops_strategy = st.lists(
@@ -275,7 +193,7 @@ ops_strategy = st.lists(
 )
 
 
-def payload(kind: str, n: int) -> Item:
+def payload(kind: str, n: int) -> Append:
     if kind == "user":
         return U(f"u{n}")
     if kind == "assistant":
@@ -289,10 +207,12 @@ def payload(kind: str, n: int) -> Item:
     return framed("steering/message", "user", text(f"s{n}"))
 
 
-def materialise(ops: list[Op], noise: dict[int, Item] | None = None) -> list[Envelope]:
+def materialise(
+    ops: list[Op], noise: dict[int, Append] | None = None
+) -> list[Envelope]:
     """Build a valid log from abstract ops, with ``noise[k]`` inserted after op k."""
-    items: list[Item] = []
-    current: list[tuple[int, Item]] = []
+    items: list[Append] = []
+    current: list[tuple[int, Append]] = []
     for k, (action, kind, first, second) in enumerate(ops):
         seq = len(items)
         item = payload(kind, k)  # texts name the op, so noise cannot change them
@@ -302,7 +222,7 @@ def materialise(ops: list[Op], noise: dict[int, Item] | None = None) -> list[Env
             target, node = current[position]
             data = {**node[1], "content": [text(f"rewritten {k}")]}
             replace = {"op": "replace", "start": target, "end": target}
-            item = ("tool/result", data, replace, [target])
+            item = Append("tool/result", data, replace, [target])
             current[position] = (seq, item)
         elif action == "replace" and current:
             i, j = sorted(math.floor(f * len(current)) for f in (first, second))
@@ -310,7 +230,7 @@ def materialise(ops: list[Op], noise: dict[int, Item] | None = None) -> list[Env
             replace = {"op": "replace", "start": gone[0], "end": gone[-1]}
             if item[0] == "tool/result":
                 item = A(text(f"summary {k}"))
-            item = (item[0], item[1], replace, gone)
+            item = Append(item[0], item[1], replace, gone)
             current[i : j + 1] = [(seq, item)]
         else:
             current.append((seq, item))

@@ -2,101 +2,29 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from agentlog.domain.errors import SurfaceError
 from agentlog.domain.pairing import is_tool_pairing_balanced
 from agentlog.domain.surface import Surface, fold_step
+from tests.builders import SE, SS, TE, TS, A, Append, C, R, U, message, replace, text
+from tests.builders import call_block as call
+from tests.builders import log as _log
 
 if TYPE_CHECKING:
     from agentlog.domain.json import Envelope
 
-Item = tuple[str, Any, Any, Any]
-USER = {"kind": "user"}
 
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
-
-
-def call(call_id: str) -> dict[str, Any]:
-    return {"type": "tool-call", "id": call_id, "name": "bash", "arguments": "{}"}
-
-
-def TS(turn: int = 1, kind: str = "message") -> Item:
-    return (
-        "turn/start",
-        {"turn": turn, "trigger": {"kind": kind, "source": USER}},
-        None,
-        None,
-    )
-
-
-def TE(turn: int = 1) -> Item:
-    return ("turn/end", {"turn": turn, "reason": {"kind": "completed"}}, None, None)
-
-
-def SS(turn: int = 1, step: int = 1) -> Item:
-    return ("step/start", {"turn": turn, "step": step}, None, None)
-
-
-def SE(turn: int = 1, step: int = 1) -> Item:
-    return ("step/end", {"turn": turn, "step": step}, None, None)
-
-
-def U(value: str = "go") -> Item:
-    return ("user/message", {"content": [text(value)], "source": USER}, "append", None)
-
-
-def A(*blocks: dict[str, Any], turn: int = 1) -> Item:
-    data = {"turn": turn, "step": 1, "content": list(blocks)}
-    return ("assistant/message", data, "append", None)
-
-
-def C(call_id: str) -> Item:
-    data = {"turn": 1, "step": 1, "callId": call_id, "name": "bash", "arguments": "{}"}
-    return ("tool/call", data, None, None)
-
-
-def R(call_id: str) -> Item:
-    data = {
-        "turn": 1,
-        "step": 1,
-        "callId": call_id,
-        "content": [text("ok")],
-        "isError": False,
-    }
-    return ("tool/result", data, "append", None)
-
-
-def message(event_type: str) -> Item:
-    plugin = {"kind": "plugin", "plugin": "watcher"}
-    return (
-        event_type,
-        {"turn": 1, "content": [text("x")], "source": plugin},
-        "append",
-        None,
-    )
-
-
-def log(*items: Item) -> list[Envelope]:
-    events: list[Envelope] = []
-    for seq, (event_type, data, surface_op, sources) in enumerate(items):
-        envelope: Envelope = {"type": event_type, "seq": seq, "time": 0, "data": data}
-        if sources is not None:
-            envelope["sourceEventSeqs"] = sources
-        if surface_op is not None:
-            envelope["surfaceOp"] = surface_op
-        events.append(envelope)
-    return events
+def log(*items: Append) -> list[Envelope]:
+    return _log(*items, time=0)
 
 
 class Cuts:
     """``before(x)`` / ``after(x)`` on the strict surface of a log (after = x.next)."""
 
-    def __init__(self, *items: Item) -> None:
+    def __init__(self, *items: Append) -> None:
         self.events = log(*items)
         self.surface = Surface()
         for index, envelope in enumerate(self.events):
@@ -138,7 +66,7 @@ def test_core_118_steering_after_a_closed_step() -> None:
 
 
 def test_core_119_user_message_before_any_step() -> None:
-    assert Cuts(TS(), U()).after(1) is True
+    assert Cuts(TS(), U("go")).after(1) is True
 
 
 def test_core_120_two_calls() -> None:
@@ -160,15 +88,8 @@ def test_core_122_injection_turn() -> None:
 
 
 def test_core_123_checkpoint_at_the_head() -> None:
-    checkpoint: Item = (
-        "user/message",
-        {
-            "content": [text("summary")],
-            "source": {"kind": "plugin", "plugin": "compact"},
-        },
-        {"op": "replace", "start": 1, "end": 5},
-        [1, 3, 5],
-    )
+    compact = {"kind": "plugin", "plugin": "compact"}
+    checkpoint = U("summary", source=compact, op=replace(1, 5), src=[1, 3, 5])
     cuts = Cuts(
         *SESSION,  # seqs 0..7: U@1, A(call)@3, R@5
         TS(2),

@@ -9,84 +9,21 @@ from hypothesis import strategies as st
 
 from agentlog.domain.repair import RepairTracker, interrupted_turn_closers
 from agentlog.domain.surface import fold_surface
+from tests.builders import SE, SS, TE, TS, A, Append, C, R, text
+from tests.builders import call_block as call
+from tests.builders import log as _log
 from tests.invariant_checker import InvariantChecker
 
 if TYPE_CHECKING:
     from agentlog.domain.json import Envelope
 
-Item = tuple[str, Any, Any, Any]
-USER = {"kind": "user"}
 INTERRUPTED = {"name": "InterruptedError", "code": "interrupted"}
 CRASH_TEXT = "Tool call interrupted by a crash; no result was recorded."
 
 
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
-
-
-def call(call_id: str) -> dict[str, Any]:
-    return {"type": "tool-call", "id": call_id, "name": "bash", "arguments": "{}"}
-
-
-def TS(turn: int = 1) -> Item:
-    trigger = {"kind": "message", "source": USER}
-    return ("turn/start", {"turn": turn, "trigger": trigger}, None, None)
-
-
-def TE(turn: int = 1) -> Item:
-    return ("turn/end", {"turn": turn, "reason": {"kind": "completed"}}, None, None)
-
-
-def SS(turn: int = 1, step: int = 1) -> Item:
-    return ("step/start", {"turn": turn, "step": step}, None, None)
-
-
-def SE(turn: int = 1, step: int = 1) -> Item:
-    return ("step/end", {"turn": turn, "step": step}, None, None)
-
-
-def A(*blocks: dict[str, Any], turn: int = 1, step: int = 1) -> Item:
-    data = {"turn": turn, "step": step, "content": list(blocks)}
-    return ("assistant/message", data, "append", None)
-
-
-def C(call_id: str, turn: int = 1, step: int = 1) -> Item:
-    data = {
-        "turn": turn,
-        "step": step,
-        "callId": call_id,
-        "name": "bash",
-        "arguments": "{}",
-    }
-    return ("tool/call", data, None, None)
-
-
-def R(call_id: str, turn: int = 1, step: int = 1) -> Item:
-    data = {
-        "turn": turn,
-        "step": step,
-        "callId": call_id,
-        "content": [text("ok")],
-        "isError": False,
-    }
-    return ("tool/result", data, "append", None)
-
-
-def log(*items: Item) -> list[Envelope]:
-    events: list[Envelope] = []
-    for seq, (event_type, data, surface_op, sources) in enumerate(items):
-        envelope: Envelope = {
-            "type": event_type,
-            "seq": seq,
-            "time": 100 + seq,
-            "data": data,
-        }
-        if sources is not None:
-            envelope["sourceEventSeqs"] = sources
-        if surface_op is not None:
-            envelope["surfaceOp"] = surface_op
-        events.append(envelope)
-    return events
+def log(*items: Append) -> list[Envelope]:
+    """Events at times 100, 101, …: repair must reuse the last one's."""
+    return _log(*items, time=100, tick=1)
 
 
 def interrupted_result(seq: int, turn: int, step: int, call_id: str) -> Envelope:
@@ -106,7 +43,7 @@ def interrupted_result(seq: int, turn: int, step: int, call_id: str) -> Envelope
     }
 
 
-def closers_of(*items: Item) -> list[Envelope]:
+def closers_of(*items: Append) -> list[Envelope]:
     return interrupted_turn_closers(log(*items))
 
 
@@ -238,7 +175,7 @@ def test_core_113_closers_are_accepted_by_checker_and_fold() -> None:
 
 
 def test_core_114_orphan_compact_start_is_ignored() -> None:
-    compact: Item = ("compact/start", {"turn": 1}, None, None)
+    compact = Append("compact/start", {"turn": 1})
     closers = closers_of(TS(), compact)
     assert [c["type"] for c in closers] == ["turn/end"]
 
@@ -274,14 +211,14 @@ ITEMS = st.sampled_from(
         C("b"),
         R("a"),
         R("b"),
-        ("todo/write", {"todos": []}, None, None),
+        Append("todo/write", {"todos": []}),
     ]
 )
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(ITEMS, max_size=25))
-def test_incremental_tracker_equals_the_pure_scan(items: list[Item]) -> None:
+def test_incremental_tracker_equals_the_pure_scan(items: list[Append]) -> None:
     events = log(*items)
     tracker = RepairTracker()
     for index, envelope in enumerate(events):

@@ -26,80 +26,26 @@ from agentlog.domain.surface import (
     fold_surface,
 )
 from agentlog.domain.vocabulary import is_surface_eligible_type, is_surface_event
+from tests.builders import (
+    SE,
+    SS,
+    TE,
+    TS,
+    A,
+    Append,
+    R,
+    Rep,
+    U,
+    event,
+    log,
+    replace,
+    text,
+)
 
 if TYPE_CHECKING:
     from agentlog.domain.json import Envelope
 
-# ------------------------------------------------------------------ builders
-# One item = (type, data, surfaceOp, sourceEventSeqs); ``log`` numbers them.
-
-Item = tuple[str, Any, Any, Any]
-USER = {"kind": "user"}
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
-
-
-def TS(turn: int = 1) -> Item:
-    trigger = {"kind": "message", "source": USER}
-    return ("turn/start", {"turn": turn, "trigger": trigger}, None, None)
-
-
-def TE(turn: int = 1) -> Item:
-    return ("turn/end", {"turn": turn, "reason": {"kind": "completed"}}, None, None)
-
-
-def SS(turn: int = 1, step: int = 1) -> Item:
-    return ("step/start", {"turn": turn, "step": step}, None, None)
-
-
-def SE(turn: int = 1, step: int = 1) -> Item:
-    return ("step/end", {"turn": turn, "step": step}, None, None)
-
-
-def U(value: str = "u", op: Any = "append", src: Any = None) -> Item:
-    return ("user/message", {"content": [text(value)], "source": USER}, op, src)
-
-
-def A(value: str = "a", src: Any = None) -> Item:
-    data = {"turn": 1, "step": 1, "content": [text(value)]}
-    return ("assistant/message", data, "append", src)
-
-
-def R(call_id: str = "c1", op: Any = "append", src: Any = None, **extra: Any) -> Item:
-    data = {
-        "turn": 1,
-        "step": 1,
-        "callId": call_id,
-        "content": [text("ok")],
-        "isError": False,
-        **extra,
-    }
-    return ("tool/result", data, op, src)
-
-
-def replace(start: int, end: int) -> dict[str, Any]:
-    return {"op": "replace", "start": start, "end": end}
-
-
-def Rep(start: int, end: int, src: Any, value: str = "summary") -> Item:
-    data = {"turn": 1, "step": 1, "content": [text(value)]}
-    return ("assistant/message", data, replace(start, end), src)
-
-
-def event(seq: int, item: Item) -> Envelope:
-    event_type, data, surface_op, sources = item
-    envelope: Envelope = {"type": event_type, "seq": seq, "time": 1000, "data": data}
-    if sources is not None:
-        envelope["sourceEventSeqs"] = sources
-    if surface_op is not None:
-        envelope["surfaceOp"] = surface_op
-    return envelope
-
-
-def log(*items: Item) -> list[Envelope]:
-    return [event(seq, item) for seq, item in enumerate(items)]
+# ------------------------------------------------------------------ helpers
 
 
 def folded(events: list[Envelope]) -> Surface:
@@ -201,7 +147,7 @@ def test_core_021_future_provenance_is_rejected() -> None:
     # Ours: the seed recorded [3,5,7] at seq 0 verbatim; our rule rejects it.
     rejects(
         Surface(),
-        event(0, A(src=[3, 5, 7])),
+        event(0, A("a", src=[3, 5, 7])),
         "sourceEventSeqs must reference earlier events: 3 >= current seq 0",
     )
 
@@ -210,18 +156,18 @@ def test_core_022_future_provenance_is_rejected() -> None:
     # Ours: [10, 20] on the first event cites the future; nothing is recorded.
     rejects(
         Surface(),
-        event(0, U(src=[10, 20])),
+        event(0, U("u", src=[10, 20])),
         "sourceEventSeqs must reference earlier events: 10 >= current seq 0",
     )
     surface = folded(log(*[U(str(n)) for n in range(21)]))
-    surface.check(event(21, U(src=[10, 20])))
+    surface.check(event(21, U("u", src=[10, 20])))
 
 
 def test_core_023_replace_on_empty_surface_is_rejected() -> None:
     # Ours: the seed recorded {op:replace,start:0,end:0} on an empty log.
     rejects(
         Surface(),
-        event(0, U(op=replace(0, 0), src=[0])),
+        event(0, U("u", op=replace(0, 0), src=[0])),
         "surface replace: start seq 0 not found in surface",
     )
 
@@ -229,23 +175,25 @@ def test_core_023_replace_on_empty_surface_is_rejected() -> None:
 def test_core_026_provenance_values() -> None:
     # Ours: [] stays valid on assistant/message only; duplicates and self refs fail.
     surface = folded(log(U("a")))
-    surface.check(event(1, A(src=[])))
+    surface.check(event(1, A("a", src=[])))
     rejects(
         surface,
-        event(1, U(src=[])),
+        event(1, U("u", src=[])),
         "sourceEventSeqs must not be empty except on assistant/message",
     )
     rejects(
-        surface, event(1, A(src=[0, 0])), "sourceEventSeqs must not contain duplicates"
+        surface,
+        event(1, A("a", src=[0, 0])),
+        "sourceEventSeqs must not contain duplicates",
     )
     rejects(
         surface,
-        event(1, A(src=[0, 1])),
+        event(1, A("a", src=[0, 1])),
         "sourceEventSeqs must reference earlier events: 1 >= current seq 1",
     )
     rejects(
         surface,
-        event(1, A(src=[-1])),
+        event(1, A("a", src=[-1])),
         'session event "assistant/message" sourceEventSeqs must densely contain '
         "non-negative safe integers",
     )
@@ -255,7 +203,7 @@ def test_core_026_provenance_values() -> None:
 
 
 def test_core_027_nodes_and_links() -> None:
-    surface = folded(log(TS(), U(), A(), TE()))
+    surface = folded(log(TS(), U("u"), A("a"), TE()))
     assert surface.seqs == [1, 2]
     assert surface.nodes == [SurfaceNode(1, None, 2), SurfaceNode(2, 1, None)]
 
@@ -267,7 +215,7 @@ def test_core_028_no_surface_events() -> None:
 
 
 def test_core_029_append_after_read() -> None:
-    events = log(TS(), U(), A(), TE())
+    events = log(TS(), U("u"), A("a"), TE())
     surface = folded(events)
     assert surface.seqs == [1, 2]
     result = event(4, R())
@@ -277,14 +225,14 @@ def test_core_029_append_after_read() -> None:
 
 
 def test_core_030_replay_is_equal() -> None:
-    events = log(TS(), U(), A(), TE(), R())
+    events = log(TS(), U("u"), A("a"), TE(), R())
     assert folded(events).nodes == folded([dict(e) for e in events]).nodes
     assert folded(events).seqs == [1, 2, 4]
     assert derive_messages(events) == derive_messages(list(events))
 
 
 def test_core_031_replace_everything() -> None:
-    surface = folded(log(TS(), U(), A(), TE(), Rep(1, 2, [1, 2])))
+    surface = folded(log(TS(), U("u"), A("a"), TE(), Rep(1, 2, [1, 2])))
     assert surface.nodes == [SurfaceNode(4, None, None)]
     assert surface.generation == 1
 
@@ -347,7 +295,7 @@ def test_core_039_shadowed_seq_is_not_found() -> None:
 
 def test_core_040_log_only_seq_is_not_found() -> None:
     rejects(
-        folded(log(TS(), U())),
+        folded(log(TS(), U("u"))),
         event(2, Rep(0, 1, [0, 1])),
         "surface replace: start seq 0 not found in surface",
     )
@@ -366,7 +314,7 @@ def test_core_041_a_rejection_does_not_poison_the_surface() -> None:
 
 
 def test_core_042_refold_and_snapshot_give_the_same_surface() -> None:
-    events = log(TS(), U(), A(), TE())
+    events = log(TS(), U("u"), A("a"), TE())
     surface = folded(events)
     assert (
         folded(events).nodes
@@ -378,12 +326,7 @@ def test_core_042_refold_and_snapshot_give_the_same_surface() -> None:
 def test_core_043_replace_without_provenance_is_rejected() -> None:
     # Ours: the seed accepted it (nodes [3]); coverage is checked at append.
     compact = {"kind": "plugin", "plugin": "compact"}
-    item: Item = (
-        "user/message",
-        {"content": [text("summary")], "source": compact},
-        replace(0, 2),
-        None,
-    )
+    item = U("summary", source=compact, op=replace(0, 2))
     rejects(
         folded(log(U("a"), U("b"), U("c"))),
         event(3, item),
@@ -393,7 +336,7 @@ def test_core_043_replace_without_provenance_is_rejected() -> None:
 
 
 def test_core_044_replace_may_shadow_any_node_types() -> None:
-    events = log(U("a"), A(), R(), Rep(0, 2, [0, 1, 2]))
+    events = log(U("a"), A("a"), R(), Rep(0, 2, [0, 1, 2]))
     assert folded(events).seqs == [3]
 
 
@@ -408,17 +351,17 @@ def test_core_045_eligibility_helpers() -> None:
         assert is_surface_eligible_type(surface_type)
     for other in ("turn/start", "assistant/chunk", "todo/write", "compact/start"):
         assert not is_surface_eligible_type(other)
-    assert not is_surface_event(event(0, U(op=None)))
+    assert not is_surface_event(event(0, U("u", op=None)))
     assert not is_surface_event(event(0, TS()))
-    assert is_surface_event(event(0, U()))
+    assert is_surface_event(event(0, U("u")))
 
 
 # ------------------------------------------------------------------ K. classification
 
 
 def test_core_147_classification() -> None:
-    compact = ("user/message", {"content": [text("c")], "source": USER}, replace(1, 1))
-    events = log(TS(), U("a"), U("b"), (*compact, [1]))
+    compact = U("c", op=replace(1, 1), src=[1])
+    events = log(TS(), U("a"), U("b"), compact)
     assert classify(events) == ["log-only", "shadowed", "current", "current"]
     fold = fold_surface(events)
     assert fold.nodes == [3, 2]
@@ -437,7 +380,7 @@ def test_core_147_nested_replacement_is_shadowed() -> None:
 
 
 def test_core_148_strict_fold_needs_coverage() -> None:
-    item: Item = ("user/message", {"content": [], "source": USER}, replace(0, 2), None)
+    item = U(op=replace(0, 2))
     with pytest.raises(SurfaceError) as caught:
         fold_surface(log(U("a"), U("b"), U("c"), item))
     assert str(caught.value) == (
@@ -446,9 +389,9 @@ def test_core_148_strict_fold_needs_coverage() -> None:
     )
 
 
-def rewrite(start: int, end: int, src: list[int], **changes: Any) -> Item:
+def rewrite(start: int, end: int, src: list[int], **changes: Any) -> Append:
     event_type, data, _, _ = R(content=[text("shorter")])
-    return (event_type, {**data, **changes}, replace(start, end), src)
+    return Append(event_type, {**data, **changes}, replace(start, end), src)
 
 
 def test_core_149_tool_result_rewrite_rules() -> None:
@@ -493,13 +436,13 @@ def test_core_150_contiguity_comes_first() -> None:
 
 def test_core_150_strict_fold_reports_marker_errors_as_surface_errors() -> None:
     with pytest.raises(SurfaceError) as caught:
-        fold_surface(log(U(op=None)))
+        fold_surface(log(U("u", op=None)))
     assert str(caught.value) == (
         'session event "user/message" is surface-eligible and requires a surfaceOp '
         "marker"
     )
     with pytest.raises(SurfaceError, match=r"cannot carry surfaceOp$"):
-        fold_surface([event(0, ("turn/start", {}, "append", None))])
+        fold_surface([event(0, Append("turn/start", {}, "append"))])
 
 
 # ------------------------------------------------------------------ digests, snapshots
@@ -520,7 +463,7 @@ def test_digest_compares_json_values() -> None:
 
 
 def test_check_then_apply_equals_the_strict_fold() -> None:
-    events = log(U("a"), A(), R(), Rep(0, 1, [0, 1]), U("b"), rewrite(2, 2, [2]))
+    events = log(U("a"), A("a"), R(), Rep(0, 1, [0, 1]), U("b"), rewrite(2, 2, [2]))
     live = Surface()
     for envelope in events:
         live.check(envelope)
@@ -570,7 +513,9 @@ def surface_logs(draw: st.DrawFn) -> list[Envelope]:
             target = draw(st.sampled_from(sorted(results)))
             data = {**results.pop(target), "content": [text(str(seq))]}
             events.append(
-                event(seq, ("tool/result", data, replace(target, target), [target]))
+                event(
+                    seq, Append("tool/result", data, replace(target, target), [target])
+                )
             )
             current[current.index(target)] = seq
             results[seq] = data

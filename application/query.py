@@ -29,6 +29,7 @@ from agentlog.application.query_models import (
     headers_conflict,
     make_record,
 )
+from agentlog.application.search import ContentSearch
 from agentlog.application.store_reader import PersistenceReader, StoreReader
 from agentlog.application.summaries import (
     decode_cursor,
@@ -51,6 +52,7 @@ from agentlog.domain.title import TitleSnapshot, fold_session_title
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from agentlog.application.search_models import SearchEventPage, SearchSessionPage
     from agentlog.application.sessions import Sessions
     from agentlog.application.view_rows import Number
     from agentlog.domain.json import Envelope
@@ -395,6 +397,28 @@ class SessionQuery:
         except LineageCycleError as error:
             raise SessionQueryError.lineage_cycle(error.session_id) from error
         return lineage_model(trace)
+
+    # ----------------------------------------------------- search, filters
+
+    def filter_sessions(self, session_filter: object = None) -> list[SessionRecord]:
+        """Sessions matching a ``SessionFilter`` (docs/search.md); no index."""
+        return ContentSearch(self).filter_sessions(session_filter)
+
+    def filter_events(
+        self, session_id: str, event_filter: object = None
+    ) -> list[SessionEventRecord]:
+        """Events of one session matching an ``EventFilter``; no index."""
+        return ContentSearch(self).filter_events(session_id, event_filter)
+
+    def search_sessions(self, query: object, **options: Any) -> SearchSessionPage:
+        """Sessions whose events contain the literal ``query`` (docs/search.md)."""
+        return ContentSearch(self).search_sessions(query, **options)
+
+    def search_events(
+        self, session_id: str, query: object, **options: Any
+    ) -> SearchEventPage:
+        """Events of one session containing the literal ``query``."""
+        return ContentSearch(self).search_events(session_id, query, **options)
 
     # ------------------------------------------------------------- listing
 

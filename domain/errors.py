@@ -187,6 +187,9 @@ class SessionQueryError(AgentlogError):
     SOURCE_CONFLICT = "SESSION_QUERY_SOURCE_CONFLICT"
     INVALID_SURFACE = "SESSION_QUERY_INVALID_SURFACE"
     INVALID_LINEAGE = "SESSION_QUERY_INVALID_LINEAGE"
+    INVALID_SEARCH = "SESSION_QUERY_INVALID_SEARCH"
+    INVALID_CURSOR = "SESSION_QUERY_INVALID_CURSOR"
+    SEARCH_DISABLED = "SESSION_QUERY_SEARCH_DISABLED"
 
     def __init__(
         self, message: str, code: str, cause: BaseException | None = None
@@ -240,6 +243,21 @@ class SessionQueryError(AgentlogError):
     def lineage_cycle(cls, session_id: str) -> SessionQueryError:
         msg = f'session lineage contains a cycle at "{session_id}"'
         return cls(msg, cls.INVALID_LINEAGE)
+
+    @classmethod
+    def invalid_search(cls, message: str) -> SessionQueryError:
+        """A search query, filter or limit that cannot be run (docs/search.md)."""
+        return cls(f"invalid search: {message}", cls.INVALID_SEARCH)
+
+    @classmethod
+    def invalid_cursor(cls) -> SessionQueryError:
+        msg = "search cursor is malformed or belongs to another query"
+        return cls(msg, cls.INVALID_CURSOR)
+
+    @classmethod
+    def search_disabled(cls) -> SessionQueryError:
+        msg = "content search is disabled (AGENTLOG_SEARCH=off)"
+        return cls(msg, cls.SEARCH_DISABLED)
 
 
 def _reason(error: BaseException) -> str:

@@ -1,0 +1,136 @@
+"""Literal matching, the hit order, snippets and cursors of content search.
+
+Pure functions shared by every backend, so each returns the same hits in the same
+order (docs/search.md). A query is data: it is tokenised exactly as documents
+are and matched as one phrase of tokens; no character of it is an operator.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+from agentlog.domain.errors import SessionQueryError
+from agentlog.domain.json import dumps, loads
+from agentlog.domain.search_text import tokens
+
+SNIPPET_BEFORE: Final = 60
+SNIPPET_MAX: Final = 200
+_TOKEN: Final = re.compile(r"[^\W_]+")
+_SPACE: Final = re.compile(r"\s")
+
+OrderKey = tuple[int, int, float, str, int]
+"""``(-matched tokens, document tokens, -time, session id, -seq)``: ascending."""
+
+
+def parse_query(query: object) -> tuple[str, ...]:
+    """The query's tokens; NUL, non-strings and blank queries are typed errors.
+
+    A query with no letter or digit (``"*"``, ``"()"``) is valid and matches
+    nothing: its characters are data, and no document token equals them.
+    """
+    if type(query) is not str:
+        raise SessionQueryError.invalid_search("the query must be a string")
+    if "\x00" in query:
+        raise SessionQueryError.invalid_search("the query contains NUL")
+    if not query.strip():
+        raise SessionQueryError.invalid_search("the query is empty")
+    return tuple(tokens(query))
+
+
+def check_limit(limit: object) -> int:
+    if type(limit) is not int or not 1 <= limit <= 1000:
+        raise SessionQueryError.invalid_search("limit must be an integer 1..1000")
+    return limit
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """Where a phrase occurs in a text: how many tokens matched, and the first span."""
+
+    matched_tokens: int
+    document_tokens: int
+    first: tuple[int, int]
+
+
+def match(text: str, phrase: tuple[str, ...]) -> Match | None:
+    """The phrase's occurrences in ``text`` (non-overlapping), or ``None``."""
+    if not phrase:
+        return None
+    spans = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    words = [text[start:end].lower() for start, end in spans]
+    size = len(phrase)
+    count, first, index = 0, None, 0
+    while index + size <= len(words):
+        if tuple(words[index : index + size]) == phrase:
+            count += 1
+            if first is None:
+                first = (spans[index][0], spans[index + size - 1][1])
+            index += size
+        else:
+            index += 1
+    if first is None:
+        return None
+    return Match(count * size, len(words), first)
+
+
+def order_key(found: Match, time: Any, session_id: str, seq: int) -> OrderKey:
+    """More matched tokens, shorter document, newer event, session id, higher seq."""
+    moment = float(time) if type(time) in (int, float) else 0.0
+    return (-found.matched_tokens, found.document_tokens, -moment, session_id, -seq)
+
+
+def snippet(text: str, span: tuple[int, int]) -> tuple[str, list[list[int]]]:
+    """At most ``SNIPPET_MAX`` characters around the first match, one line.
+
+    Every whitespace character becomes a space (offsets stay put); the match's
+    ``[start, end)`` within the snippet is returned beside it.
+    """
+    start, end = span
+    begin = max(0, start - SNIPPET_BEFORE)
+    finish = min(len(text), max(end, begin + SNIPPET_MAX))
+    if finish - begin > SNIPPET_MAX:
+        finish = begin + SNIPPET_MAX
+    piece = _SPACE.sub(" ", text[begin:finish])
+    mark = [start - begin, min(end, finish) - begin]
+    return piece, [mark]
+
+
+# ------------------------------------------------------------------ cursors
+
+
+def fingerprint(*parts: Any) -> str:
+    """Which query a cursor belongs to: the scope, tokens and filters."""
+    return hashlib.sha256(dumps(list(parts))).hexdigest()[:16]
+
+
+def encode_cursor(print_: str, key: OrderKey) -> str:
+    raw = dumps([print_, *key])
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def decode_cursor(cursor: object, print_: str) -> OrderKey:
+    """The key after which the next page starts; a foreign cursor is an error."""
+    if type(cursor) is not str or not cursor.isascii():
+        raise SessionQueryError.invalid_cursor()
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        value = loads(raw)
+    except (ValueError, binascii.Error):
+        raise SessionQueryError.invalid_cursor() from None
+    if type(value) is not list or len(value) != 6 or value[0] != print_:
+        raise SessionQueryError.invalid_cursor()
+    _, matched, length, moment, session_id, seq = value
+    if (
+        type(matched) is not int
+        or type(length) is not int
+        or type(moment) not in (int, float)
+        or type(session_id) is not str
+        or type(seq) is not int
+    ):
+        raise SessionQueryError.invalid_cursor()
+    return (matched, length, float(moment), session_id, seq)

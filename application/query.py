@@ -226,7 +226,7 @@ class SessionQuery:
     def _event_record(
         session_id: str, event: Envelope, surface: SurfaceClass
     ) -> SessionEventRecord:
-        return SessionEventRecord.model_construct(
+        return SessionEventRecord(
             session_id=session_id,
             seq=event["seq"],
             type=event["type"],

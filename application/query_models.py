@@ -189,6 +189,4 @@ def headers_conflict(first: Header, second: Header) -> bool:
 
 
 def make_record(header: Header, *, live: bool, persisted: bool) -> SessionRecord:
-    return SessionRecord.model_construct(
-        header=copy_json(dict(header)), live=live, persisted=persisted
-    )
+    return SessionRecord(header=copy_json(dict(header)), live=live, persisted=persisted)

@@ -19,9 +19,12 @@ code-point order for escaped characters.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentlog.domain.json import dumps, loads
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
@@ -59,12 +62,29 @@ def encode_column(kind: str, value: Any, *, bounded_ints: bool) -> Any:
 
 def decode_column(kind: str, value: Any) -> Any:
     """A database value back as the row value."""
-    if value is None:
-        return None
-    if kind == "json":
-        return loads(bytes(value))
-    if kind == "text":
-        return decode_text(value)
+    return None if value is None else column_decoder(kind)(value)
+
+
+def column_decoder(kind: str) -> Callable[[Any], Any]:
+    """The function that turns a non-NULL value of a ``kind`` column back.
+
+    Views look their decoders up once per table, not once per value: a listing
+    page decodes some 500 values.
+    """
+    return _DECODERS.get(kind, _decode_number)
+
+
+def _decode_json(value: Any) -> Any:
+    return loads(bytes(value))
+
+
+def _decode_number(value: Any) -> Any:
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     return value
+
+
+_DECODERS: dict[str, Callable[[Any], Any]] = {
+    "json": _decode_json,
+    "text": decode_text,
+}

@@ -31,7 +31,12 @@ from agentlog.application.view_rows import (
     columns,
     row_values,
 )
-from agentlog.infrastructure.views import decode_column, encode_column, encode_text
+from agentlog.infrastructure.views import (
+    column_decoder,
+    decode_column,
+    encode_column,
+    encode_text,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -53,6 +58,7 @@ class PostgresView(PostgresTrackingRecorder, View[TRow], Generic[TRow]):
         kwargs["tracking_table_name"] = VIEW_TRACKING_TABLE
         super().__init__(datastore, **kwargs)
         self._columns = columns(self.row_type)
+        self._decoders = [column_decoder(kind) for _, kind in self._columns]
         schema = Identifier(self.datastore.schema)
         table = Identifier(self.table_name)
         self._table = SQL("{0}.{1}").format(schema, table)
@@ -109,7 +115,10 @@ class PostgresView(PostgresTrackingRecorder, View[TRow], Generic[TRow]):
         )
 
     def _decode(self, record: DictRow) -> TRow:
-        values = (decode_column(kind, record[name]) for name, kind in self._columns)
+        values = [
+            None if (value := record[name]) is None else decode(value)
+            for (name, _), decode in zip(self._columns, self._decoders, strict=True)
+        ]
         return self.row_type(*values)  # type: ignore[no-any-return]
 
     def _fetch(

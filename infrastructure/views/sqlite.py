@@ -22,7 +22,12 @@ from agentlog.application.view_rows import (
     columns,
     row_values,
 )
-from agentlog.infrastructure.views import decode_column, encode_column, encode_text
+from agentlog.infrastructure.views import (
+    column_decoder,
+    decode_column,
+    encode_column,
+    encode_text,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -44,6 +49,7 @@ class SQLiteView(SQLiteTrackingRecorder, View[TRow], Generic[TRow]):
     def __init__(self, datastore: SQLiteDatastore, **kwargs: Any) -> None:
         super().__init__(datastore, **kwargs)
         self._columns = columns(self.row_type)
+        self._decoders = [column_decoder(kind) for _, kind in self._columns]
         names = ", ".join(name for name, _ in self._columns)
         self._select_sql = f"SELECT {names} FROM {self.table_name} "
         marks = ", ".join("?" for _ in self._columns)
@@ -88,10 +94,10 @@ class SQLiteView(SQLiteTrackingRecorder, View[TRow], Generic[TRow]):
         )
 
     def _decode(self, record: Sequence[Any]) -> TRow:
-        values = (
-            decode_column(kind, value)
-            for (_, kind), value in zip(self._columns, record, strict=True)
-        )
+        values = [
+            None if value is None else decode(value)
+            for decode, value in zip(self._decoders, record, strict=True)
+        ]
         return self.row_type(*values)  # type: ignore[no-any-return]
 
     def _fetch(self, c: SQLiteCursor, sql: str, params: Sequence[Any]) -> list[TRow]:

@@ -42,7 +42,13 @@ PAGE = 1000
 class StreamCopier(Protocol):
     """A recorder that copies a stream's rows in the database."""
 
-    def copy_stream(self, header: StoredEvent, source_id: str, last: int) -> None: ...
+    def copy_stream(
+        self,
+        header: StoredEvent,
+        source_id: str,
+        last: int,
+        snapshot: tuple[Any, StoredEvent] | None = None,
+    ) -> None: ...
 
 
 def can_copy(app: Application[str]) -> bool:
@@ -98,18 +104,26 @@ def fork_by_copy(
     )
     recorder = app.recorder
     assert isinstance(recorder, StreamCopier)
+    state = {**parent.decision_state(), "header": header}
+    child = Session.from_decision_state(child_id, version, state)
     created = app.mapper.to_stored_event(SessionCreated(child_id, header))
+    # The child's snapshot (loading it later starts there, not at its first row)
+    # commits with the copy when both tables share the datastore.
+    taken: tuple[Any, StoredEvent] | None = None
+    if snapshot and app.snapshots is not None:
+        row = app.mapper.to_stored_event(SessionSnapshot.take(child))
+        taken = (app.snapshots.recorder, row)
+    shared = taken is not None and getattr(taken[0], "datastore", None) is getattr(
+        recorder, "datastore", False
+    )
     try:
-        recorder.copy_stream(created, source_id, version)
+        recorder.copy_stream(created, source_id, version, taken if shared else None)
     except IntegrityError:
         raise SessionForkError(
             f'session "{child_id}" already exists',
             SessionForkError.SESSION_ALREADY_EXISTS,
         ) from None
-    state = {**parent.decision_state(), "header": header}
-    child = Session.from_decision_state(child_id, version, state)
-    if snapshot and app.snapshots is not None:
-        # Loading the child later starts here, not at its first row.
+    if taken is not None and not shared and app.snapshots is not None:
         with contextlib.suppress(IntegrityError):
-            app.snapshots.put([SessionSnapshot.take(child)])
+            app.snapshots.recorder.insert_events([taken[1]])
     return child

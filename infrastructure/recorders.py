@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 
 CopyFrom = tuple[str, int]
 """``(source session id, last version)``: copy versions 2..last of the source."""
+Snapshot = tuple[Any, StoredEvent]
+"""``(snapshot recorder on the same datastore, its row)``: written in the copy's
+transaction, so a fork commits once."""
 
 BATCH = 500
 """Versions per statement: far below SQLite's bound on host parameters."""
@@ -41,9 +44,16 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder):
     """The library's SQLite recorder, plus :meth:`select_events_at` and
     :meth:`copy_stream`."""
 
-    def copy_stream(self, header: StoredEvent, source_id: str, last: int) -> None:
-        """Store ``header`` and a copy of ``source_id``'s versions 2..``last``."""
-        self.insert_events([header], copy_from=(source_id, last))
+    def copy_stream(
+        self,
+        header: StoredEvent,
+        source_id: str,
+        last: int,
+        snapshot: Snapshot | None = None,
+    ) -> None:
+        """Store ``header``, a copy of ``source_id``'s versions 2..``last`` and
+        ``snapshot``, in one transaction."""
+        self.insert_events([header], copy_from=(source_id, last), snapshot=snapshot)
 
     def _insert_events(
         self,
@@ -51,6 +61,7 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder):
         stored_events: Sequence[StoredEvent],
         *,
         copy_from: CopyFrom | None = None,
+        snapshot: Snapshot | None = None,
         **kwargs: Any,
     ) -> Sequence[int] | None:
         ids = super()._insert_events(c, stored_events, **kwargs)
@@ -64,6 +75,9 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder):
                 "AND originator_version BETWEEN 2 AND ? ORDER BY originator_version",
                 (target, *copy_from),
             )
+        if snapshot is not None:
+            recorder, row = snapshot
+            recorder._insert_events(c, [row])
         return ids
 
     def select_events_at(
@@ -96,9 +110,16 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder):
 class PostgresSessionRecorder(PostgresApplicationRecorder):
     """The library's PostgreSQL recorder, plus :meth:`copy_stream`."""
 
-    def copy_stream(self, header: StoredEvent, source_id: str, last: int) -> None:
-        """Store ``header`` and a copy of ``source_id``'s versions 2..``last``."""
-        self.insert_events([header], copy_from=(source_id, last))
+    def copy_stream(
+        self,
+        header: StoredEvent,
+        source_id: str,
+        last: int,
+        snapshot: Snapshot | None = None,
+    ) -> None:
+        """Store ``header``, a copy of ``source_id``'s versions 2..``last`` and
+        ``snapshot``, in one transaction."""
+        self.insert_events([header], copy_from=(source_id, last), snapshot=snapshot)
 
     def _insert_stored_events(
         self,
@@ -106,6 +127,7 @@ class PostgresSessionRecorder(PostgresApplicationRecorder):
         stored_events: Sequence[StoredEvent],
         *,
         copy_from: CopyFrom | None = None,
+        snapshot: Snapshot | None = None,
         **kwargs: Any,
     ) -> None:
         # The library locks the table and notifies before inserting the header,
@@ -130,3 +152,6 @@ class PostgresSessionRecorder(PostgresApplicationRecorder):
                     ).format(table),
                     (target, *copy_from),
                 )
+                if snapshot is not None:
+                    recorder, row = snapshot
+                    recorder._insert_stored_events(copy, [row])

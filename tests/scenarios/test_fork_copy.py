@@ -67,6 +67,10 @@ def test_the_child_reloads_and_is_listed_in_another_process(
     parent = stored_parent(app)
     child = app.fork(parent, boundary=5, child_session_id="child")
     app.close(child)
+    if fork_copy.can_copy(app):
+        assert app.snapshots is not None
+        (snapshot,) = app.snapshots.recorder.select_events("child", desc=True, limit=1)
+        assert snapshot.originator_version == 7  # the boundary's version
     other = make_app()
     reloaded = other.get_session("child")
     assert reloaded.seq == 6

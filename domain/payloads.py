@@ -58,6 +58,7 @@ class _Model(BaseModel):
         frozen=True,
         alias_generator=to_camel,
         serialize_by_alias=True,
+        use_attribute_docstrings=True,  # field notes reach the generated reference
     )
 
 

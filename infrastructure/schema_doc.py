@@ -21,7 +21,12 @@ from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
 from agentlog.domain.payloads import OpenSet, SessionHeader
 from agentlog.domain.session import SESSION_FORMAT_VERSION
-from agentlog.domain.vocabulary import CORE_TYPES, PAYLOAD_MODELS, SURFACE_TYPES
+from agentlog.domain.vocabulary import (
+    PAYLOAD_MODELS,
+    SURFACE_TYPES,
+    EventType,
+    declared,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
@@ -220,10 +225,12 @@ class _Renderer:
         if not properties:
             return ["No fields."]
         required = set(schema.get("required", []))
-        lines = ["| key | type | required |", "|---|---|---|"]
+        lines = ["| key | type | required | notes |", "|---|---|---|---|"]
         for key, field in properties.items():
             needed = "yes" if key in required else "no"
-            lines.append(f"| `{key}` | {self.type_of(field)} | {needed} |")
+            note = " ".join(str(field.get("description", "")).split())
+            note = note.replace("``", "`").replace("|", "\\|")
+            lines.append(f"| `{key}` | {self.type_of(field)} | {needed} | {note} |")
         return lines
 
 
@@ -235,10 +242,18 @@ def _describe(schema: JsonSchemaValue) -> list[str]:
     return [" ".join(text.split()).replace("``", "`"), ""]
 
 
-def _properties(event_type: str) -> tuple[str, str, str]:
-    owner = "core" if event_type in CORE_TYPES else "plugin"
-    where = "surface" if event_type in SURFACE_TYPES else "log-only"
-    return event_type.partition("/")[0], owner, where
+def _in_step(step_rule: str) -> bool:
+    return step_rule != "—"
+
+
+def _properties(event_type: str) -> tuple[str, str, str, str]:
+    """Family, owner, surface class and step rule, read from the declaration."""
+    declaration = declared(event_type)
+    assert isinstance(declaration, EventType)
+    owner = "core" if declaration.core else "plugin"
+    where = "surface" if declaration.surface_eligible else "log-only"
+    step = "names the open step" if declaration.in_step else "—"
+    return declaration.family, owner, where, step
 
 
 _INTRO: Final = f"""# Event vocabulary
@@ -254,26 +269,35 @@ shape of their `data`. A payload is checked strictly (no coercion: `1` is not `t
 reasons, chunks, …) accepts kinds it does not know, so a newer producer's log still
 loads. A type not listed here belongs to a plugin, whatever its family: it is stored
 as written, log-only, with any JSON `data`. The machine-readable form is
-[`{SCHEMA_FILE}`]({SCHEMA_FILE}), a JSON Schema of one log line."""
+[`{SCHEMA_FILE}`]({SCHEMA_FILE}), a JSON Schema of one log line.
+The step rule marks the types that must name the open turn and step when the turn
+invariants are on; the other turn rules are in
+[invariants.md](invariants.md#the-checks)."""
 
 
 def vocabulary_markdown() -> str:
     """The vocabulary reference page: every declared type, then the value types."""
     definitions, payloads = _definitions()
     renderer = _Renderer(definitions)
-    lines = [_INTRO, "", "| type | family | owner | surface |", "|---|---|---|---|"]
+    lines = [
+        _INTRO,
+        "",
+        "| type | family | owner | surface | step rule |",
+        "|---|---|---|---|---|",
+    ]
     for event_type in payloads:
-        family, owner, where = _properties(event_type)
+        family, owner, where, step = _properties(event_type)
         anchor = _anchor(event_type.replace("/", ""))
         lines.append(
-            f"| [`{event_type}`](#{anchor}) | `{family}` | {owner} | {where} |"
+            f"| [`{event_type}`](#{anchor}) | `{family}` | {owner} | {where} | {step} |"
         )
     lines += ["", "## Event types", ""]
     for event_type, model_name in payloads.items():
-        family, owner, where = _properties(event_type)
+        family, owner, where, step = _properties(event_type)
         schema = definitions[model_name]
         lines += [f"### `{event_type}`", ""]
-        lines += [f"Family `{family}`, {owner}, {where}.", ""]
+        rule = ", must name the open turn and step" if _in_step(step) else ""
+        lines += [f"Family `{family}`, {owner}, {where}{rule}.", ""]
         lines += _describe(schema)
         lines += [*renderer.table(schema), ""]
     # Render every value type once so the renderer learns which unions are used.

@@ -11,6 +11,7 @@ Every error agentlog raises on purpose derives from :class:`AgentlogError`;
 
 from __future__ import annotations
 
+from agentlog.application.async_sessions import AsyncSessionQuery, AsyncSessions
 from agentlog.application.handle import SessionHandle
 from agentlog.application.query import SessionQuery
 from agentlog.application.sessions import Sessions
@@ -46,10 +47,12 @@ from agentlog.domain.errors import (
 )
 from agentlog.domain.title import TitleConfig
 from agentlog.infrastructure.formats.jsonl import export_session, import_log
-from agentlog.infrastructure.store import open_sessions
+from agentlog.infrastructure.store import mask_url, open_sessions
 
 __all__ = [
     "AgentlogError",
+    "AsyncSessionQuery",
+    "AsyncSessions",
     "CorruptSessionLogError",
     "ImportResult",
     "InvariantError",
@@ -85,5 +88,6 @@ __all__ = [
     "UnsupportedSessionFormatError",
     "export_session",
     "import_log",
+    "mask_url",
     "open_sessions",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agentlog.application.async_sessions import AsyncSessionQuery, AsyncSessions
 from agentlog.application.catch_up import SessionViews, views_of
 from agentlog.application.handle import SessionHandle
 from agentlog.application.query import (
@@ -28,6 +29,8 @@ from agentlog.application.titles import (
 )
 
 __all__ = [
+    "AsyncSessionQuery",
+    "AsyncSessions",
     "LlmTitleHelper",
     "PersistenceReader",
     "SessionEventRecord",

@@ -13,6 +13,7 @@ import contextlib
 import logging
 import os
 import threading
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -76,11 +77,27 @@ T = TypeVar("T")
 POSTGRES_FACTORY_TOPIC = "agentlog.infrastructure.postgres:AgentlogPostgresFactory"
 DEFAULT_SNAPSHOT_INTERVAL = 500
 DEFAULT_MAX_LIVE = 1024
+SETTLE_ATTEMPTS = 5
+SETTLE_WAIT = 0.05
 REPAIR_ATTEMPTS = 5
 UNAVAILABLE = (OperationalError, InterfaceError)
 """The library's errors that mean "the store could not be reached"."""
 
 logger = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def store_errors() -> Iterator[None]:
+    """Turn the library's "cannot reach the store" errors into ours."""
+    try:
+        yield
+    except UNAVAILABLE as error:
+        raise StoreUnavailableError(unavailable_message(error)) from error
+
+
+def unavailable_message(error: BaseException) -> str:
+    """One line naming the store's failure (libpq's messages span lines)."""
+    return "the store is unavailable: " + " ".join(str(error).split())
 
 
 class Sessions(Application[str]):
@@ -418,10 +435,55 @@ class Sessions(Application[str]):
             try:
                 yield handle
                 if depth == 1:
-                    self.flush(handle)
+                    self.flush_command(handle)
             except BaseException:
                 self.roll_back(handle, mark)
                 raise
+
+    def flush_command(self, handle: SessionHandle) -> None:
+        """Flush a command's events; after an outage, find out if they committed.
+
+        A connection lost during the commit leaves the outcome unknown, and a
+        failed request must store nothing while an acknowledged one is never
+        lost: so the store is asked. Committed: the command succeeded. Not
+        committed: the error stands (the block is rolled back; safe to retry).
+        Unreachable still: the handle is closed and the error says the outcome is
+        unknown (the next command reads what the store holds).
+        """
+        try:
+            self.flush(handle)
+        except StoreUnavailableError as error:
+            outcome = self._settle(handle)
+            if outcome is True:
+                return
+            if outcome is None:
+                self._forget(handle)
+                msg = f"{error}; whether the command was stored is unknown"
+                raise StoreUnavailableError(msg) from error.__cause__
+            raise
+
+    def _settle(self, handle: SessionHandle) -> bool | None:
+        """Whether the handle's pending events are stored (``None``: cannot tell)."""
+        pending = list(handle.aggregate.pending_events)
+        for attempt in range(SETTLE_ATTEMPTS):
+            try:
+                with store_errors():
+                    saved = self._already_saved(pending)
+            except StoreUnavailableError:
+                time.sleep(SETTLE_WAIT * (attempt + 1))
+                continue
+            if saved:
+                logger.info(
+                    "session %r: the commit that lost its connection had succeeded",
+                    handle.id,
+                )
+                del handle.aggregate.pending_events[: len(pending)]
+                handle.uncertain = False
+                with self._mutex:
+                    if self._dirty.get(handle.id) is handle:
+                        del self._dirty[handle.id]
+            return saved
+        return None
 
     @contextlib.contextmanager
     def holding(self, session_id: str, owner: Any, timeout: float) -> Iterator[int]:
@@ -571,9 +633,10 @@ class Sessions(Application[str]):
         """The stored session's decision state: latest snapshot plus the tail."""
         check_session_id(session_id)
         try:
-            aggregate = self.repository.get(
-                session_id, projector_func=self._project_checked
-            )
+            with store_errors():
+                aggregate = self.repository.get(
+                    session_id, projector_func=self._project_checked
+                )
         except AggregateNotFoundError:
             raise SessionNotFoundError(session_id) from None
         assert isinstance(aggregate, Session)
@@ -619,7 +682,9 @@ class Sessions(Application[str]):
         try:
             self.events.put(pending)
         except IntegrityError as error:
-            if not (handle.uncertain and self._already_saved(pending)):
+            with store_errors():
+                saved = handle.uncertain and self._already_saved(pending)
+            if not saved:
                 handle.stale = True
                 logger.info(
                     "conflict on session %r at seq %d: another writer saved first",
@@ -642,8 +707,7 @@ class Sessions(Application[str]):
                 len(pending),
                 error,
             )
-            msg = f"the store is unavailable: {error}".strip()
-            raise StoreUnavailableError(msg) from error
+            raise StoreUnavailableError(unavailable_message(error)) from error
         handle.uncertain = False
         del aggregate.pending_events[: len(pending)]
         with self._mutex:
@@ -856,15 +920,18 @@ class Sessions(Application[str]):
     def is_stored(self, session_id: str) -> bool:
         """Whether the store holds this session (at least its first flushed batch)."""
         check_session_id(session_id)
-        return bool(self.recorder.select_events(session_id, lte=1, limit=1))
+        with store_errors():
+            return bool(self.recorder.select_events(session_id, lte=1, limit=1))
 
     def stored_header(self, session_id: str) -> dict[str, Any]:
         check_session_id(session_id)
-        return self.stored_log.header(session_id)
+        with store_errors():
+            return self.stored_log.header(session_id)
 
     def stored_length(self, session_id: str) -> int:
         """How many events the store holds for the session (one indexed read)."""
-        rows = self.recorder.select_events(session_id, desc=True, limit=1)
+        with store_errors():
+            rows = self.recorder.select_events(session_id, desc=True, limit=1)
         if not rows:
             raise SessionNotFoundError(session_id)
         return rows[0].originator_version - 1
@@ -919,7 +986,8 @@ class Sessions(Application[str]):
     def _read_stored(
         self, session_id: str, start: int, last: int | None, limit: int | None
     ) -> list[Envelope]:
-        return self.stored_log.events(session_id, start, last, limit)
+        with store_errors():
+            return self.stored_log.events(session_id, start, last, limit)
 
     def messages(
         self, session_id: str, *, last: int | None = None

@@ -49,3 +49,11 @@ def test_report_renders(results: dict[str, Any], tmp_path: Path) -> None:
     for heading in ("## Times", "## Targets (agentlog)", "## Storage"):
         assert heading in text
     assert text.count("\n| W") >= len(ROWS)
+
+
+def test_the_live_listing_benchmark_runs(tmp_path: Path) -> None:
+    from .live_listing import measure
+
+    result = measure(f"sqlite:///{tmp_path}/live.db", 120)
+    assert result.live_handles == 120
+    assert result.with_live_ms > 0 and result.without_live_ms > 0

@@ -218,3 +218,50 @@ def test_a_steering_message_interleaves_between_the_steps_of_a_long_turn(
 def _steer(app: Sessions) -> None:
     with app.command("s") as handle:
         add(handle, U("steer"))
+
+
+def _reply_lost_once(app: Sessions) -> None:
+    """The next insert commits, then reports a lost connection (reply lost)."""
+    from eventsourcing.persistence import OperationalError
+
+    original = app.recorder.insert_events
+    calls = {"n": 0}
+
+    def insert(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise OperationalError("server closed the connection unexpectedly")
+        return result
+
+    app.recorder.insert_events = insert  # type: ignore[method-assign]
+
+
+def test_a_command_whose_commit_reply_is_lost_succeeds_once(
+    make_app: MakeApp,
+) -> None:
+    app = make_app()
+    serve(app, "s", "r1", fail=False)
+    _reply_lost_once(app)
+    serve(app, "s", "r2", fail=False)  # no error: the store has it
+    assert stored_requests(make_app(), ["s"]) == {"r1": 1, "r2": 1}
+
+
+def test_a_flush_whose_commit_reply_is_lost_is_not_written_twice(
+    make_app: MakeApp,
+) -> None:
+    from agentlog.domain.errors import StoreUnavailableError
+
+    app = make_app()
+    handle = app.create_session(session_id="s")
+    write_turn(handle, "r1", fail=False)
+    _reply_lost_once(app)
+    with pytest.raises(StoreUnavailableError) as caught:
+        app.flush(handle)
+    assert caught.value.__cause__ is not None
+    assert handle.unflushed == 6
+    app.flush(handle)  # finds its own rows: counted as saved, not a conflict
+    assert handle.unflushed == 0
+    write_turn(handle, "r2", fail=False)
+    app.flush(handle)
+    assert stored_requests(make_app(), ["s"]) == {"r1": 1, "r2": 1}

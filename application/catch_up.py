@@ -9,6 +9,7 @@ in another process, sharing the positions.
 
 from __future__ import annotations
 
+import logging
 import threading
 import weakref
 from dataclasses import dataclass
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
     from eventsourcing.application import Application
 
     from agentlog.application.view_rows import ProjectedEvent
+
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +145,8 @@ class SessionViews:
                     positions[projection] = self._process(projection, events, last)
             self._positions = positions
             self.processed += read
+            if read:
+                logger.debug("views caught up: %d notification(s) to %d", read, top)
             return read
 
     def _position(self, projection: SessionProjection[Any]) -> int:
@@ -157,9 +163,13 @@ class SessionViews:
             if projection.process_batch(events, tracking):
                 return last
         except IntegrityError:
+            logger.info(
+                "view %s: position %d already recorded by another process",
+                projection.name,
+                last,
+            )
             # Another process (a ProjectionRunner) recorded this position first;
             # its transaction holds the same changes, ours rolled back.
-            pass
         position = self._position(projection)
         if position < last:
             msg = f"view {projection.name} could not record position {last}"

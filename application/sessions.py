@@ -682,8 +682,10 @@ class Sessions(Application[str]):
         try:
             self.events.put(pending)
         except IntegrityError as error:
+            # The library retries a lost connection itself: a retry of a commit
+            # whose reply was lost meets its own rows. Those are not a conflict.
             with store_errors():
-                saved = handle.uncertain and self._already_saved(pending)
+                saved = self._already_saved(pending)
             if not saved:
                 handle.stale = True
                 logger.info(
@@ -753,8 +755,15 @@ class Sessions(Application[str]):
         interval = self.snapshot_interval
         if aggregate.version // interval == previous_version // interval:
             return
-        with contextlib.suppress(IntegrityError):
+        try:
             self.snapshots.put([SessionSnapshot.take(aggregate)])
+        except IntegrityError:
+            pass  # another writer saved this snapshot first
+        except UNAVAILABLE:
+            # A snapshot only speeds loading up: the events are already stored.
+            logger.warning(
+                "snapshot of session %r skipped: store unavailable", aggregate.id
+            )
 
     def close(self, handle: SessionHandle | None = None) -> None:
         """Flush and close one handle; without one, flush everything and shut down.

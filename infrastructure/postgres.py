@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
@@ -46,8 +47,9 @@ def connection_kwargs(env: Mapping[str, str]) -> dict[str, Any]:
         "port": env.get("POSTGRES_PORT") or "5432",
         "user": env["POSTGRES_USER"],
         "password": env.get("POSTGRES_PASSWORD") or "",
-        "application_name": DEFAULT_APPLICATION_NAME,
     }
+    if "PGAPPNAME" not in os.environ:  # libpq's own variable wins over our default
+        kwargs["application_name"] = DEFAULT_APPLICATION_NAME
     timeout = env.get("POSTGRES_CONNECT_TIMEOUT")
     if timeout:
         kwargs["connect_timeout"] = timeout

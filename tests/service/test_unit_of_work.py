@@ -265,3 +265,24 @@ def test_a_flush_whose_commit_reply_is_lost_is_not_written_twice(
     write_turn(handle, "r2", fail=False)
     app.flush(handle)
     assert stored_requests(make_app(), ["s"]) == {"r1": 1, "r2": 1}
+
+
+def test_a_retried_insert_meeting_its_own_commit_is_not_a_conflict(
+    make_app: MakeApp,
+) -> None:
+    # The PostgreSQL recorder retries an insert after a lost connection; if the
+    # first attempt had committed, the retry meets its own rows.
+    app = make_app()
+    serve(app, "s", "r1", fail=False)
+    original = app.recorder.insert_events
+    calls = {"n": 0}
+
+    def committed_then_retried(*args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            original(*args, **kwargs)
+        return original(*args, **kwargs)
+
+    app.recorder.insert_events = committed_then_retried  # type: ignore[method-assign]
+    serve(app, "s", "r2", fail=False)
+    assert stored_requests(make_app(), ["s"]) == {"r1": 1, "r2": 1}

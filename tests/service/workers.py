@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from agentlog.application import AsyncSessions, Sessions
+from tests.scenarios.harness import TE, TS, add
 from tests.service.requests import RequestFailedError, write_turn
 
 if TYPE_CHECKING:
@@ -87,11 +88,8 @@ def _create_once(app: Sessions, session_id: str) -> None:
         return
     try:
         with app.command(session_id, create=True) as handle:
-            handle.append(
-                "turn/start",
-                {"turn": 1, "trigger": {"kind": "message", "source": {"kind": "user"}}},
-            )
-            handle.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+            if handle.seq == 0:  # another process may have created it meanwhile
+                add(handle, TS(1), TE(1))
     except SessionConflictError:
         pass
 

@@ -679,13 +679,17 @@ class Sessions(Application[str]):
         if not any(isinstance(event, SessionEvent) for event in pending):
             return
         first_version = pending[0].originator_version
+        failures = self.connection_failures()
         try:
             self.events.put(pending)
         except IntegrityError as error:
-            # The library retries a lost connection itself: a retry of a commit
-            # whose reply was lost meets its own rows. Those are not a conflict.
+            # The PostgreSQL recorder retries a lost connection itself: a retry of
+            # a commit whose reply was lost meets its own rows, which is not a
+            # conflict. Only then (or after an earlier lost flush) are the stored
+            # rows compared with ours: two writers may append identical bytes.
+            retried = self.connection_failures() != failures
             with store_errors():
-                saved = self._already_saved(pending)
+                saved = (retried or handle.uncertain) and self._already_saved(pending)
             if not saved:
                 handle.stale = True
                 logger.info(
@@ -717,6 +721,11 @@ class Sessions(Application[str]):
                 del self._dirty[handle.id]
             self._evict()
         self._take_live_snapshot(aggregate, first_version - 1)
+
+    def connection_failures(self) -> int:
+        """Connections this thread lost so far (the factory counts, if it can)."""
+        count = getattr(self.factory, "connection_failures", None)
+        return int(count()) if callable(count) else 0
 
     def _already_saved(self, pending: list[Any]) -> bool:
         """Whether the store holds exactly these events (a commit, reply lost)."""

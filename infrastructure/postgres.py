@@ -17,10 +17,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 import psycopg
+from eventsourcing.persistence import InterfaceError, OperationalError
 from eventsourcing.postgres import PostgresFactory
 
 from agentlog.domain.errors import StoreUnavailableError
@@ -28,7 +30,7 @@ from agentlog.infrastructure.recorders import PostgresSessionRecorder
 from agentlog.infrastructure.store_url import CONNINFO_ENV_VAR
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
     from eventsourcing.persistence import AggregateRecorder, ApplicationRecorder
     from eventsourcing.utils import Environment, EnvType
@@ -106,6 +108,31 @@ class AgentlogPostgresFactory(PostgresFactory):
         self._kwargs = {**kwargs, "password": pool_kwargs.get("password", "")}
         with self._connection():
             pass  # fail now, naming the cause, if the database cannot be reached
+        self._failures = threading.local()
+        self.datastore.get_connection = self._counting(  # type: ignore[method-assign,assignment]
+            self.datastore.get_connection
+        )
+
+    def _counting(
+        self, get_connection: Callable[[], contextlib.AbstractContextManager[Any]]
+    ) -> Callable[[], contextlib.AbstractContextManager[Any]]:
+        """Count, per thread, the connections that failed while in use."""
+        failures = self._failures
+
+        @contextlib.contextmanager
+        def counted() -> Iterator[Any]:
+            try:
+                with get_connection() as connection:
+                    yield connection
+            except (OperationalError, InterfaceError):
+                failures.count = getattr(failures, "count", 0) + 1
+                raise
+
+        return counted
+
+    def connection_failures(self) -> int:
+        """How many connections this thread lost (the recorder retries after each)."""
+        return int(getattr(self._failures, "count", 0))
 
     @contextlib.contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:

@@ -281,8 +281,10 @@ def test_a_retried_insert_meeting_its_own_commit_is_not_a_conflict(
         calls["n"] += 1
         if calls["n"] == 1:
             original(*args, **kwargs)
+            calls["lost"] = 1  # the connection dropped before the reply
         return original(*args, **kwargs)
 
     app.recorder.insert_events = committed_then_retried  # type: ignore[method-assign]
+    app.connection_failures = lambda: calls.get("lost", 0)  # type: ignore[method-assign]
     serve(app, "s", "r2", fail=False)
     assert stored_requests(make_app(), ["s"]) == {"r1": 1, "r2": 1}

@@ -28,6 +28,7 @@ from agentlog.application.projections import (
     TitleView,
     decode_notification,
 )
+from agentlog.domain.errors import StoreURLError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -67,7 +68,7 @@ def view_classes_for(factory: object) -> ViewClasses:
         if module is not None:
             return cast("ViewClasses", import_module(module).VIEW_CLASSES)
     msg = f"agentlog has no views for {type(factory).__qualname__}"
-    raise TypeError(msg)
+    raise StoreURLError(msg)
 
 
 # ----------------------------------------------------------------- catch-up

@@ -190,12 +190,13 @@ PAYLOAD_MODELS: Final[Mapping[str, type[BaseModel]]] = _PayloadModels()
 def register_payload(event_type: str, model: type[BaseModel]) -> None:
     """Register (or replace) the payload model of a plugin type (always log-only).
 
-    Core types keep their models: the session's rules depend on those shapes.
+    Core types keep their models: the session's rules depend on those shapes
+    (:class:`~agentlog.domain.errors.PayloadError`, also a ``ValueError``).
     """
     known = _REGISTRY.get(event_type)
     if known is not None and known.core:
         msg = f'"{event_type}" is a core session event type; its payload model is fixed'
-        raise ValueError(msg)
+        raise PayloadError(msg)
     event_class = known.event_class if known is not None else ""
     _REGISTRY[event_type] = EventType(event_type, model, event_class)
 

@@ -28,6 +28,7 @@ from agentlog.application.projections import (
     TitleProjection,
 )
 from agentlog.application.sessions import Sessions
+from agentlog.domain.errors import StoreURLError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -42,7 +43,7 @@ def view_classes(env: Mapping[str, str]) -> ViewClasses:
     module = env.get("PERSISTENCE_MODULE") or os.environ.get("PERSISTENCE_MODULE", "")
     if module not in VIEW_MODULES or module == "eventsourcing.sqlite":
         msg = f"a view worker needs a store that can subscribe, not {module!r}"
-        raise ValueError(msg)
+        raise StoreURLError(msg)
     return cast("ViewClasses", import_module(VIEW_MODULES[module]).VIEW_CLASSES)
 
 

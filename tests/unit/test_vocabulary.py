@@ -885,7 +885,7 @@ def test_a_registered_plugin_type_is_checked() -> None:
 
 
 def test_core_types_cannot_be_re_registered() -> None:
-    with pytest.raises(ValueError, match="core session event type"):
+    with pytest.raises(PayloadError, match="core session event type"):
         register_payload("turn/start", _Ping)
     assert PAYLOAD_MODELS["turn/start"] is TurnStartPayload
 

@@ -21,8 +21,6 @@ CODE_DIRS = ("domain", "application", "infrastructure", "tests", "agentlog")
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 CODE_REFERENCE = re.compile(r"docs/([\w.-]+\.md)(#[\w-]+)?")
 OUTSIDE = re.compile(r"spec/[\w-]+\.md|design\.md|session-core\.md|persistence-query")
-PENDING = frozenset({"service.md"})
-"""Pages that work in progress is writing; a link to one passes until it exists."""
 
 
 def slug(heading: str) -> str:
@@ -46,8 +44,6 @@ def code_files() -> list[Path]:
 
 
 def check(target: Path, fragment: str | None, where: str) -> None:
-    if target.parent == DOCS and target.name in PENDING and not target.exists():
-        return
     assert target.exists(), f"{where}: {target.relative_to(REPO)} does not exist"
     if fragment and target.suffix == ".md":
         assert fragment in anchors(target), f"{where}: no heading #{fragment}"

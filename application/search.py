@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
+from agentlog.application.search_index import SearchIndex, search_index_of
 from agentlog.application.search_match import (
     Match,
     OrderKey,
@@ -37,6 +38,7 @@ from agentlog.application.search_models import (
     SessionFilter,
     SessionSearchHit,
 )
+from agentlog.application.store_reader import StoreReader
 from agentlog.domain.errors import SessionQueryError
 from agentlog.domain.search_text import SearchDocument, document_text, normalize_space
 
@@ -217,7 +219,7 @@ class ContentSearch:
         wanted = _filter(event_filter, EventFilter)
         mark = fingerprint("events", session_id, phrase, wanted.model_dump())
         after = None if cursor is None else decode_cursor(cursor, mark)
-        found = sorted(self._found(session_id, phrase, wanted), key=lambda f: f.key)
+        found = sorted(self._events(session_id, phrase, wanted), key=lambda f: f.key)
         page, more = _page(found, after, size)
         return SearchEventPage(
             items=[f.hit() for f in page],
@@ -248,16 +250,12 @@ class ContentSearch:
             "sessions", phrase, sessions.model_dump(), wanted.model_dump()
         )
         after = None if cursor is None else decode_cursor(cursor, mark)
-        best: list[_Found] = []
-        for record in self.filter_sessions(sessions):
-            session_id = str(record.header.get("id"))
-            try:
-                found = self._found(session_id, phrase, wanted)
-            except SessionQueryError as error:
-                log.warning("search skips session %r: %s", session_id, error)
-                continue
-            if found:
-                best.append(min(found, key=lambda f: f.key))
+        records = self.filter_sessions(sessions)
+        best = [
+            min(found, key=lambda f: f.key)
+            for found in self._by_session(records, phrase, wanted).values()
+            if found
+        ]
         best.sort(key=lambda f: f.key)
         page, more = _page(best, after, size)
         items = [
@@ -273,12 +271,102 @@ class ContentSearch:
             next_cursor=encode_cursor(mark, page[-1].key) if more else None,
         )
 
+    # ---------------------------------------------------------- sources
+
+    def _index(self) -> SearchIndex | None:
+        """The store's search index, caught up; ``None``: scan instead."""
+        if not isinstance(self.query.persistence, StoreReader):
+            return None
+        index = search_index_of(self.query.app)
+        if index is not None:
+            try:
+                index.catch_up()
+            except Exception as error:
+                raise SessionQueryError.listing_failed(error) from error
+        return index
+
+    def _scan(
+        self, session_id: str, phrase: tuple[str, ...], wanted: EventFilter
+    ) -> list[_Found]:
+        try:
+            return self._found(session_id, phrase, wanted)
+        except SessionQueryError as error:
+            log.warning("search skips session %r: %s", session_id, error)
+            return []
+
+    def _by_session(
+        self,
+        records: Sequence[SessionRecord],
+        phrase: tuple[str, ...],
+        wanted: EventFilter,
+    ) -> dict[str, list[_Found]]:
+        """Hits per session: stored ones from the index, unflushed ones by scan."""
+        ids = [str(record.header.get("id")) for record in records]
+        index = self._index()
+        if index is None:
+            return {
+                session_id: self._scan(session_id, phrase, wanted) for session_id in ids
+            }
+        unflushed = {h.id for h in self.query.app.unflushed_sessions()}
+        allowed = set(ids) - unflushed
+        found: dict[str, list[_Found]] = {
+            session_id: self._scan(session_id, phrase, wanted)
+            for session_id in ids
+            if session_id in unflushed
+        }
+        try:
+            documents = index.search.view.candidates(phrase, None)
+        except Exception as error:
+            raise SessionQueryError.listing_failed(error) from error
+        for document in documents:
+            if document.session_id in allowed:
+                hit = _indexed(document, phrase, wanted)
+                if hit is not None:
+                    found.setdefault(document.session_id, []).append(hit)
+        return found
+
+    def _events(
+        self, session_id: str, phrase: tuple[str, ...], wanted: EventFilter
+    ) -> list[_Found]:
+        """One session's hits: from the index if it is stored and flushed."""
+        index = self._index()
+        query = self.query
+        handle = query.app.live_session(session_id)
+        if index is None or (handle is not None and handle.unflushed):
+            return self._found(session_id, phrase, wanted)
+        if handle is None:
+            query._require_stored(session_id)
+        view = index.search.view
+        try:
+            state = view.select_rows([session_id]).get(session_id)
+            documents = [] if state is None else view.candidates(phrase, [session_id])
+        except Exception as error:
+            raise SessionQueryError.listing_failed(error) from error
+        if state is not None and state.broken:
+            return self._found(session_id, phrase, wanted)  # raises its fold error
+        hits = (_indexed(document, phrase, wanted) for document in documents)
+        return [hit for hit in hits if hit is not None]
+
     def _title(self, session_id: str) -> str | None:
         try:
             title = self.query.read_title(session_id)
         except SessionQueryError:
             return None
         return None if title is None else title.title
+
+
+def _indexed(
+    document: SearchDocument, phrase: tuple[str, ...], wanted: EventFilter
+) -> _Found | None:
+    """An index candidate, checked exactly as the scan checks an event."""
+    place = {"seq": document.seq, "time": document.time, "type": document.type}
+    if not event_matches(place, document.surface, wanted, document.text):
+        return None
+    result = match(document.text, phrase)
+    if result is None:
+        return None
+    key = order_key(result, document.time, document.session_id, document.seq)
+    return _Found(key, document, result, live=False)
 
 
 def _page(

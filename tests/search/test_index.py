@@ -1,0 +1,183 @@
+"""The SQLite FTS5 search index: a tracked projection that agrees with the scan."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentlog.application import Sessions
+from agentlog.application.query import SessionQuery
+from agentlog.application.search_index import SearchIndex, search_index_of
+from agentlog.application.search_models import EventFilter, SessionFilter
+from agentlog.domain.search_text import SearchDocument
+from tests.query.support import CountingReader, ev, header, raw_write, session
+from tests.scenarios.harness import SE, SS, TE, TS, A, Append, Rep, U
+
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "AI",
+    "model",
+    "tool",
+    "result",
+    "x",
+    "y",
+    "z",
+]
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[Sessions]:
+    env = {
+        "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+        "SQLITE_DBNAME": str(tmp_path / "agentlog.db"),
+    }
+    app = Sessions(env=env)
+    yield app
+    app.close()
+
+
+def index_of(app: Sessions) -> SearchIndex:
+    index = search_index_of(app)
+    assert index is not None
+    return index
+
+
+def snapshot(index: SearchIndex) -> tuple[list[SearchDocument], list[Any]]:
+    view = index.search.view
+    return view.documents(), view.select_all()
+
+
+def corpus(app: Sessions, sessions: int = 12, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    for number in range(sessions):
+        texts = [" ".join(rng.choices(WORDS, k=rng.randint(1, 9))) for _ in range(4)]
+        session(
+            app,
+            f"s{number:02}",
+            TS(1),
+            U(texts[0]),
+            SS(1, 1),
+            A(texts[1]),
+            A(texts[2]),
+            SE(1, 1),
+            TE(1),
+            created_at=number,
+            cwd=f"/w{number % 3}",
+        )
+
+
+def pages(call: Callable[..., Any], **options: Any) -> list[Any]:
+    out: list[Any] = []
+    page = call(limit=3, **options)
+    out += [item.to_json() for item in page.items]
+    while page.next_cursor is not None:
+        page = call(limit=3, cursor=page.next_cursor, **options)
+        out += [item.to_json() for item in page.items]
+    return out
+
+
+@pytest.mark.parametrize("text", ["alpha", "ai model", "x y z", "gamma delta"])
+def test_index_and_scan_return_the_same_pages(app: Sessions, text: str) -> None:
+    corpus(app)
+    indexed = SessionQuery(app)
+    scanned = SessionQuery(app, persistence=CountingReader(indexed.store_reader()))
+    for options in (
+        {},
+        {"session_filter": SessionFilter(cwd=("/w1", "/w2"))},
+        {"event_filter": EventFilter(types=("assistant/message",))},
+    ):
+        expected = pages(lambda **o: scanned.search_sessions(text, **o), **options)
+        assert pages(lambda **o: indexed.search_sessions(text, **o), **options) == (
+            expected
+        )
+    one = pages(lambda **o: indexed.search_events("s03", text, **o))
+    assert one == pages(lambda **o: scanned.search_events("s03", text, **o))
+    assert index_of(app).processed > 0
+
+
+def test_rebuild_equals_incremental(app: Sessions) -> None:
+    index = index_of(app)
+    handle = session(app, "c", TS(1), U("alpha one"), SS(1, 1), close=False)
+    index.catch_up()
+    A("alpha two").to(handle)  # type: ignore[arg-type]
+    app.flush(handle)
+    index.catch_up()
+    Rep(1, 3, [1, 3], "alpha summary").to(handle)  # type: ignore[arg-type]
+    SE(1, 1).to(handle)  # type: ignore[arg-type]
+    app.close(handle)
+    corpus(app, sessions=4)
+    index.catch_up()
+    incremental = snapshot(index)
+    surfaces = {(d.session_id, d.seq): d.surface for d in incremental[0]}
+    assert surfaces[("c", 1)] == surfaces[("c", 3)] == "shadowed"
+    assert surfaces[("c", 4)] == "current"
+    index.rebuild()
+    assert snapshot(index) == incremental
+
+
+def test_crash_mid_catch_up_loses_and_doubles_nothing(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus(app, sessions=6)
+    index = index_of(app)
+    index.PAGE_SIZE = 7
+    view = index.search.view
+    real = type(view)._write
+    calls = {"n": 0}
+
+    def crash(self: Any, c: Any, changes: Any) -> None:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise RuntimeError("killed")
+        real(self, c, changes)
+
+    monkeypatch.setattr(type(view), "_write", crash)
+    with pytest.raises(RuntimeError):
+        index.catch_up()
+    monkeypatch.setattr(type(view), "_write", real)
+    index._positions = {}
+    index.catch_up()
+    after_crash = snapshot(index)
+    index.rebuild()
+    assert snapshot(index) == after_crash
+    assert len({(d.session_id, d.seq) for d in after_crash[0]}) == len(after_crash[0])
+
+
+def test_hostile_strings_are_indexed_and_isolated(app: Sessions) -> None:
+    session(app, "poison", TS(1), U("needle \x00 \ud83d tail\ud800"), SS(1, 1))
+    raw_write(app, header("broken"), [ev(0, U("needle")), ev(1, Rep(7, 9, [7]))])
+    deep: object = "needle"
+    for _ in range(20_000):
+        deep = [deep]
+    session(app, "deep", TS(1), U("needle deep"), Append("x/deep", {"v": deep}))
+    session(app, "good", TS(1), U("needle good"))
+    query = SessionQuery(app)
+    page = query.search_sessions("needle")
+    assert {item.session_id for item in page.items} == {"poison", "deep", "good"}
+    hit = next(item.hit for item in page.items if item.session_id == "poison")
+    assert "\x00" in hit.snippet.replace(" ", "\x00") and "\ud83d" in hit.snippet
+    assert [item.session_id for item in query.search_sessions("tail").items] == [
+        "poison"
+    ]
+    states = {s.session_id: s.broken for s in index_of(app).search.view.select_all()}
+    assert states["broken"] is True and states["good"] is False
+
+
+def test_unflushed_live_tail_overlays_the_index(app: Sessions) -> None:
+    handle = session(app, "live", TS(1), U("stored needle"), close=False)
+    U("fresh needle").to(handle)  # type: ignore[arg-type]
+    query = SessionQuery(app)
+    hits = query.search_events("live", "needle").items
+    assert {(hit.seq, hit.live) for hit in hits} == {(1, False), (2, True)}
+    (item,) = query.search_sessions("fresh").items
+    assert item.session_id == "live" and item.hit.live
+    app.flush(handle)
+    (item,) = query.search_sessions("fresh").items
+    assert not item.hit.live

@@ -28,7 +28,13 @@ def write_turn(handle: SessionHandle, request_id: str, *, fail: bool) -> None:
     add(handle, TS(turn), U(request_id))
     if fail:
         raise RequestFailedError(request_id)
-    add(handle, SS(turn, 1), A(f"reply to {request_id}", turn=turn), SE(turn, 1), TE(turn))
+    add(
+        handle,
+        SS(turn, 1),
+        A(f"reply to {request_id}", turn=turn),
+        SE(turn, 1),
+        TE(turn),
+    )
 
 
 def serve(app: Sessions, session_id: str, request_id: str, *, fail: bool) -> None:

@@ -179,3 +179,10 @@ def message(event_type: str, value: str = "x", source: Any = None) -> Append:
     """A context or steering message (``turn`` 1) from a plugin source."""
     data = {"turn": 1, "content": [text(value)], "source": source or PLUGIN}
     return Append(event_type, data, "append")
+
+
+def turn1(time: int = 1000, tick: int = 0) -> list[Envelope]:
+    """The balanced 6-event log of the persistence scenarios (seqs 0-5)."""
+    return log(
+        TS(1), U("hi"), SS(1, 1), A("hello"), SE(1, 1), TE(1), time=time, tick=tick
+    )

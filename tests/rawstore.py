@@ -48,44 +48,5 @@ def raw_write(
     app.recorder.insert_events(rows)
 
 
-def turn1(time: int = 1000) -> list[dict[str, Any]]:
-    """The balanced 6-event log of the persistence scenarios."""
-    user = {"kind": "user"}
-    return [
-        {
-            "type": "turn/start",
-            "seq": 0,
-            "time": time,
-            "data": {"turn": 1, "trigger": {"kind": "message", "source": user}},
-        },
-        {
-            "type": "user/message",
-            "seq": 1,
-            "time": time,
-            "data": {"content": [{"type": "text", "text": "hi"}], "source": user},
-            "surfaceOp": "append",
-        },
-        {"type": "step/start", "seq": 2, "time": time, "data": {"turn": 1, "step": 1}},
-        {
-            "type": "assistant/message",
-            "seq": 3,
-            "time": time,
-            "data": {
-                "turn": 1,
-                "step": 1,
-                "content": [{"type": "text", "text": "hello"}],
-            },
-            "surfaceOp": "append",
-        },
-        {"type": "step/end", "seq": 4, "time": time, "data": {"turn": 1, "step": 1}},
-        {
-            "type": "turn/end",
-            "seq": 5,
-            "time": time,
-            "data": {"turn": 1, "reason": {"kind": "completed"}},
-        },
-    ]
-
-
 def header(session_id: str, **fields: Any) -> dict[str, Any]:
     return {"version": 0, "id": session_id, "createdAt": 1, **fields}

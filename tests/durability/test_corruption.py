@@ -24,7 +24,8 @@ from agentlog.application import Sessions
 from agentlog.application.query import SessionQuery
 from agentlog.domain.errors import CorruptSessionLogError, SessionQueryError
 from agentlog.domain.json import dumps
-from tests.rawstore import header, raw_write, turn1
+from tests.builders import turn1
+from tests.rawstore import header, raw_write
 
 MakeApp = Callable[..., Sessions]
 ZLIB = "eventsourcing.compressor:ZlibCompressor"

@@ -31,8 +31,9 @@ from agentlog.domain.errors import (
 from agentlog.domain.events import LogOnly
 from agentlog.domain.repair import interrupted_turn_closers
 from agentlog.domain.session import Session, SessionCreated, SessionSnapshot
+from tests.builders import turn1
 from tests.durability.workers import agent_turn, append_args
-from tests.rawstore import header, raw_write, turn1
+from tests.rawstore import header, raw_write
 
 MakeApp = Callable[..., Sessions]
 USER = {"kind": "user"}

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlog.domain.json import dumps
+from tests.builders import turn1 as _turn1
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "fixtures"
 SEED_ERA = sorted((FIXTURES / "seed-era").glob("*.jsonl"))
@@ -27,28 +28,8 @@ def text(value: str) -> list[dict[str, str]]:
 
 
 def turn1(start_time: int = 1000) -> list[dict[str, Any]]:
-    """The balanced 6-event log of the persistence scenarios (seqs 0-5)."""
-    user = {"kind": "user"}
-    events: list[dict[str, Any]] = [
-        {
-            "type": "turn/start",
-            "data": {"turn": 1, "trigger": {"kind": "message", "source": user}},
-        },
-        {
-            "type": "user/message",
-            "data": {"content": text("hi"), "source": user},
-            "surfaceOp": "append",
-        },
-        {"type": "step/start", "data": {"turn": 1, "step": 1}},
-        {
-            "type": "assistant/message",
-            "data": {"turn": 1, "step": 1, "content": text("hello")},
-            "surfaceOp": "append",
-        },
-        {"type": "step/end", "data": {"turn": 1, "step": 1}},
-        {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "completed"}}},
-    ]
-    return [envelope(seq, event, start_time + seq) for seq, event in enumerate(events)]
+    """The persistence scenarios' ``turn1`` with times ``start_time + seq``."""
+    return _turn1(start_time, tick=1)
 
 
 def envelope(seq: int, event: dict[str, Any], time: int) -> dict[str, Any]:

@@ -18,7 +18,8 @@ from agentlog.domain.errors import (
     StaleSessionError,
     UnsupportedSessionFormatError,
 )
-from tests.rawstore import header, raw_write, turn1
+from tests.builders import turn1
+from tests.rawstore import header, raw_write
 
 MakeApp = Callable[..., Sessions]
 USER = {"kind": "user"}

@@ -7,10 +7,10 @@ from __future__ import annotations
 from agentlog.infrastructure.cli.demo import command as demo
 
 # isort: split
-from agentlog.infrastructure.cli import reads, writes
+from agentlog.infrastructure.cli import reads, search, writes
 
 # isort: split
 from agentlog.infrastructure.cli import migrate, schema
 from agentlog.infrastructure.cli.program import cli, main
 
-__all__ = ["cli", "demo", "main", "migrate", "reads", "schema", "writes"]
+__all__ = ["cli", "demo", "main", "migrate", "reads", "schema", "search", "writes"]

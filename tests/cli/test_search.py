@@ -1,0 +1,62 @@
+"""``agentlog search``: human output escaped and highlighted, ``--json``, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentlog.infrastructure.store import open_sessions
+from tests.cli.conftest import Store, cli_env
+from tests.scenarios.harness import SS, TS, A, U
+
+
+def filled(tmp_path: Path) -> Store:
+    store = Store("sqlite", f"sqlite:///{tmp_path / 'agentlog.db'}", tmp_path)
+    app = open_sessions(store.url, create=True)
+    try:
+        for name, words in (("one", "find me \x1b[2J"), ("two", "find \ud83d me")):
+            handle = app.create_session(session_id=name, created_at=1, cwd="/w")
+            for append in (TS(1), U(words), SS(1, 1), A(f"{name} answer")):
+                append.to(handle)  # type: ignore[arg-type]
+            app.close(handle)
+    finally:
+        app.close()
+    return store
+
+
+def test_search_human_output_is_escaped(tmp_path: Path) -> None:
+    store = filled(tmp_path)
+    result = store("search", "find me").ok()
+    assert "\x1b" not in result.stdout
+    assert "\\x1b[2J" in result.stdout and "\\ud83d" in result.stdout
+    assert "one" in result.stdout and "two" in result.stdout
+
+
+def test_search_json_pages_and_filters(tmp_path: Path) -> None:
+    store = filled(tmp_path)
+    first = store("search", "find", "--limit", "1", "--json").json()
+    assert len(first["items"]) == 1 and first["nextCursor"]
+    rest = store(
+        "search", "find", "--limit", "1", "--cursor", first["nextCursor"], "--json"
+    ).json()
+    ids = {first["items"][0]["sessionId"], rest["items"][0]["sessionId"]}
+    assert ids == {"one", "two"}
+    events = store("search", "answer", "--session", "one", "--json").json()
+    assert [(h["seq"], h["type"]) for h in events["items"]] == [
+        (3, "assistant/message")
+    ]
+    typed = store("search", "find", "--type", "assistant/message", "--json").json()
+    assert typed["items"] == []
+    assert store("search", "find", "--cwd", "/x", "--json").json()["items"] == []
+
+
+def test_search_errors_are_one_line(tmp_path: Path) -> None:
+    store = filled(tmp_path)
+    empty = store("search", "  ")
+    assert empty.returncode == 1
+    assert empty.stderr.strip() == "invalid search: the query is empty"
+    bad = store("search", "find", "--cursor", "nope")
+    assert bad.returncode == 1 and "cursor" in bad.stderr
+    off = store("search", "find", env=cli_env(AGENTLOG_SEARCH="off"))
+    assert off.returncode == 1 and "disabled" in off.stderr
+    assert json.loads(store("ls", "--json", env=cli_env(AGENTLOG_SEARCH="off")).stdout)

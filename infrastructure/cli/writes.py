@@ -234,12 +234,16 @@ def repair(
 ) -> None:
     """Close a crashed session's open turn (docs/repair.md)."""
 
+    length_before: list[int] = []
+
     def stored(app: Sessions) -> list[str]:
-        if app.load_aggregate(session_id).closers():
+        """The closers were stored if the session grew since the command began."""
+        if not length_before or app.stored_length(session_id) == length_before[0]:
             return []
         return [session_id]
 
     with opened(ctx, stored=stored) as app:
+        length_before.append(app.stored_length(session_id))
         closers = _repair(app, session_id)
     if as_json:
         emit_json(closers)

@@ -188,6 +188,7 @@ class SearchProjection(SessionProjection[SearchView]):
 
 SEARCH_MODULES: Mapping[str, str] = {
     "eventsourcing.sqlite": "agentlog.infrastructure.views.sqlite_search",
+    "eventsourcing.postgres": "agentlog.infrastructure.views.postgres_search",
 }
 """Backends with a search index; the others are searched by scanning."""
 

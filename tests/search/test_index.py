@@ -1,4 +1,5 @@
-"""The SQLite FTS5 search index: a tracked projection that agrees with the scan."""
+"""The search indexes (SQLite FTS5, PostgreSQL tsvector): tracked projections
+that agree with the scan."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from agentlog.application.query import SessionQuery
 from agentlog.application.search_index import SearchIndex, search_index_of
 from agentlog.application.search_models import EventFilter, SessionFilter
 from agentlog.domain.search_text import SearchDocument
+from tests.conftest import postgres_schema_env
 from tests.query.support import CountingReader, ev, header, raw_write, session
 from tests.scenarios.harness import SE, SS, TE, TS, A, Append, Rep, U
 
@@ -32,15 +34,26 @@ WORDS = [
 ]
 
 
-@pytest.fixture
-def app(tmp_path: Path) -> Iterator[Sessions]:
-    env = {
-        "PERSISTENCE_MODULE": "eventsourcing.sqlite",
-        "SQLITE_DBNAME": str(tmp_path / "agentlog.db"),
-    }
-    app = Sessions(env=env)
-    yield app
-    app.close()
+@pytest.fixture(params=["sqlite", "postgres"])
+def app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Sessions]:
+    """A store with a search index: SQLite (FTS5) or PostgreSQL (tsvector)."""
+    if request.param == "sqlite":
+        envs: Iterator[dict[str, str]] = iter(
+            [
+                {
+                    "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+                    "SQLITE_DBNAME": str(tmp_path / "agentlog.db"),
+                }
+            ]
+        )
+    else:
+        envs = postgres_schema_env()
+    for env in envs:
+        app = Sessions(env=env)
+        try:
+            yield app
+        finally:
+            app.close()
 
 
 def index_of(app: Sessions) -> SearchIndex:
@@ -181,3 +194,15 @@ def test_unflushed_live_tail_overlays_the_index(app: Sessions) -> None:
     app.flush(handle)
     (item,) = query.search_sessions("fresh").items
     assert not item.hit.live
+
+
+def test_long_documents_and_long_words_are_found(app: Sessions) -> None:
+    late = "pad " * 17_000 + "rare phrase"
+    word = "w" * 3_000
+    session(app, "long", TS(1), U(late), SS(1, 1), A(f"{word} tail"))
+    session(app, "short", TS(1), U("rare phrase"))
+    query = SessionQuery(app)
+    hits = query.search_sessions("rare phrase").items
+    assert [item.session_id for item in hits] == ["short", "long"]
+    (hit,) = query.search_events("long", f"{word} tail").items
+    assert hit.seq == 3

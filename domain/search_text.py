@@ -49,12 +49,13 @@ def indexed_types() -> frozenset[str]:
 
 
 def document_text(event: Mapping[str, Any]) -> str | None:
-    """The event's document text, or ``None`` if its type is not indexed."""
+    """The event's document text; ``None`` if its type is not indexed or it has
+    no text (a routine ``turn/end``): an empty document is no document."""
     extractor = _EXTRACTORS.get(event.get("type"))  # type: ignore[arg-type]
     data = event.get("data")
     if extractor is None or type(data) is not dict:
         return None
-    return "\n".join(part for part in extractor(data) if part)
+    return "\n".join(part for part in extractor(data) if part) or None
 
 
 def extract(

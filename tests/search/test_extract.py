@@ -74,14 +74,14 @@ def event(event_type: str, data: Any, seq: int = 0) -> dict[str, Any]:
             "error\ndied",
         ),
         ("turn/end", {"reason": {"kind": "rejected", "reason": "no"}}, "rejected\nno"),
-        ("turn/end", {"reason": {"kind": "completed"}}, ""),
+        ("turn/end", {"reason": {"kind": "completed"}}, None),
         ("compact/summary", {"summary": [text("so far")]}, "so far"),
         ("compaction/summary", {"summary": [text("so far")]}, "so far"),
         ("compact/end", {"turn": 1, "error": "oops"}, "oops"),
         ("hook/result", {"decision": "block", "stderrSummary": "denied"}, "denied"),
     ],
 )
-def test_indexed_types(event_type: str, data: Any, expected: str) -> None:
+def test_indexed_types(event_type: str, data: Any, expected: str | None) -> None:
     assert document_text(event(event_type, data)) == expected
 
 
@@ -108,7 +108,7 @@ def test_malformed_parts_are_not_text() -> None:
     data = {"content": [1, None, {"type": "text", "text": 3}, text("ok")], "source": 1}
     assert document_text(event("user/message", data)) == "ok"
     assert document_text(event("user/message", "not a dict")) is None
-    assert document_text(event("todo/write", {"todos": "x"})) == ""
+    assert document_text(event("todo/write", {"todos": "x"})) is None
 
 
 def test_deep_tool_results_are_read_iteratively() -> None:

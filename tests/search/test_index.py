@@ -206,3 +206,35 @@ def test_long_documents_and_long_words_are_found(app: Sessions) -> None:
     assert [item.session_id for item in hits] == ["short", "long"]
     (hit,) = query.search_events("long", f"{word} tail").items
     assert hit.seq == 3
+
+
+def test_a_projection_runner_keeps_the_postgres_index(
+    app: Sessions, request: pytest.FixtureRequest
+) -> None:
+    """A library ``ProjectionRunner`` (here in a thread) shares the positions."""
+    if "postgres" not in request.node.callspec.id:
+        pytest.skip("SQLite cannot subscribe")
+    from eventsourcing.projection import ProjectionRunner
+
+    from agentlog.application.search_index import SearchProjection
+    from agentlog.infrastructure.views.postgres_search import PostgresSearchView
+
+    env = {
+        key: value
+        for key, value in app.env.items()
+        if key.startswith(("POSTGRES_", "PERSISTENCE_"))
+    }
+    with ProjectionRunner(
+        application_class=Sessions,
+        projection_class=SearchProjection,
+        view_class=PostgresSearchView,
+        env=env,
+    ) as runner:
+        corpus(app, sessions=4)
+        runner.wait(app.recorder.max_notification_id(), timeout=30)
+    index = index_of(app)
+    by_runner = snapshot(index)
+    assert len(by_runner[0]) == 4 * 3
+    assert index.catch_up() == 0
+    index.rebuild()
+    assert snapshot(index) == by_runner

@@ -27,6 +27,7 @@ from agentlog.application.projections import (
     ListingProjection,
     TitleProjection,
 )
+from agentlog.application.search_index import SEARCH_MODULES, SearchProjection
 from agentlog.application.sessions import Sessions
 from agentlog.domain.errors import StoreURLError
 
@@ -47,6 +48,15 @@ def view_classes(env: Mapping[str, str]) -> ViewClasses:
     return cast("ViewClasses", import_module(VIEW_MODULES[module]).VIEW_CLASSES)
 
 
+def search_pair(env: Mapping[str, str]) -> list[tuple[type[Any], type[Any]]]:
+    """The search index's projection and view, unless search is off (docs/search.md)."""
+    module = env.get("PERSISTENCE_MODULE") or os.environ.get("PERSISTENCE_MODULE", "")
+    setting = env.get("AGENTLOG_SEARCH") or os.environ.get("AGENTLOG_SEARCH", "")
+    if setting.strip().lower() == "off" or module not in SEARCH_MODULES:
+        return []
+    return [(SearchProjection, import_module(SEARCH_MODULES[module]).SEARCH_VIEW)]
+
+
 def run(env: Mapping[str, str], stop: Any) -> None:
     """Run a runner per view until ``stop`` (an ``Event``) is set; errors re-raise."""
     classes = view_classes(env)
@@ -54,6 +64,7 @@ def run(env: Mapping[str, str], stop: Any) -> None:
         (ListingProjection, classes.listing),
         (TitleProjection, classes.titles),
         (LineageProjection, classes.lineage),
+        *search_pair(env),
     ]
     with ExitStack() as stack:
         runners = [

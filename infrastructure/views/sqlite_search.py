@@ -3,10 +3,11 @@
 ``agentlog_search_v1`` holds each session's decision state (as the other views
 hold rows); ``agentlog_search_v1_docs`` one row per document, its exact text as
 UTF-8 bytes with ``surrogatepass`` (docs/strings.md); ``agentlog_search_v1_fts``
-an external-content FTS5 index (``unicode61``, diacritics kept) over ``body``, the
-text with lone surrogates as U+FFFD and NUL as a space — both separators, for
-FTS5 and for the tokenizer in ``domain.search_text`` alike, so matching is the
-same. Documents, states and the tracking position change in one transaction.
+a contentless FTS5 index (``unicode61``, diacritics kept, rowid = the document's
+id) of the text with lone surrogates as U+FFFD and NUL as a space — both
+separators, for FTS5 and for the tokenizer in ``domain.search_text`` alike, so
+matching is the same. Documents, states and the tracking position change in one
+transaction.
 """
 
 from __future__ import annotations
@@ -58,10 +59,9 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             f"CREATE TABLE IF NOT EXISTS {DOCS} (id INTEGER PRIMARY KEY, "
             "session_id BLOB NOT NULL, seq INTEGER NOT NULL, type BLOB NOT NULL, "
             "time NUMERIC, surface TEXT NOT NULL, text BLOB NOT NULL, "
-            "body TEXT NOT NULL, UNIQUE (session_id, seq))",
+            "UNIQUE (session_id, seq))",
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS} USING fts5(body, "
-            f"content='{DOCS}', content_rowid='id', "
-            "tokenize='unicode61 remove_diacritics 0')",
+            "content='', tokenize='unicode61 remove_diacritics 0')",
         ]
 
     def _decode(self, record: Sequence[Any]) -> SearchState:
@@ -96,8 +96,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         for doc in changes.documents:
             body = fts_body(doc.text)
             c.execute(
-                f"INSERT INTO {DOCS} ({_DOC_COLUMNS}, body) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO {DOCS} ({_DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
                 (
                     encode_text(doc.session_id),
                     doc.seq,
@@ -105,7 +104,6 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                     doc.time if type(doc.time) in (int, float) else None,
                     doc.surface,
                     encode_text(doc.text),
-                    body,
                 ),
             )
             c.execute(
@@ -120,11 +118,13 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             )
 
     def _drop(self, c: SQLiteCursor, session_id: str) -> None:
+        # A contentless index forgets a row given the text it indexed: fts_body
+        # of the stored text is that text again.
         key = encode_text(session_id)
-        c.execute(
-            f"INSERT INTO {FTS} ({FTS}, rowid, body) "
-            f"SELECT 'delete', id, body FROM {DOCS} WHERE session_id = ?",
-            (key,),
+        c.execute(f"SELECT id, text FROM {DOCS} WHERE session_id = ?", (key,))
+        rows = [(row[0], fts_body(decode_text(row[1]))) for row in c.fetchall()]
+        c.executemany(
+            f"INSERT INTO {FTS} ({FTS}, rowid, body) VALUES ('delete', ?, ?)", rows
         )
         c.execute(f"DELETE FROM {DOCS} WHERE session_id = ?", (key,))
 

@@ -238,3 +238,26 @@ def test_a_projection_runner_keeps_the_postgres_index(
     assert index.catch_up() == 0
     index.rebuild()
     assert snapshot(index) == by_runner
+
+
+def test_a_session_that_breaks_later_leaves_the_index(app: Sessions) -> None:
+    from eventsourcing.persistence import StoredEvent
+
+    from agentlog.domain.json import dumps
+
+    session(app, "later", TS(1), U("needle early"), SS(1, 1))
+    session(app, "fine", TS(1), U("needle fine"))
+    query = SessionQuery(app)
+    assert len(query.search_sessions("needle").items) == 2
+    bad = ev(3, Rep(7, 9, [7]))
+    encode = app.mapper.encode_state  # type: ignore[attr-defined]
+    app.recorder.insert_events(
+        [StoredEvent("later", 5, str(bad["type"]), encode(dumps(bad)))]
+    )
+    assert [i.session_id for i in query.search_sessions("needle").items] == ["fine"]
+    index = index_of(app)
+    assert [d.session_id for d in index.search.view.documents()] == ["fine"]
+    kept = snapshot(index)
+    index.rebuild()
+    assert snapshot(index) == kept
+    assert [i.session_id for i in query.search_sessions("needle").items] == ["fine"]

@@ -1,0 +1,213 @@
+"""Content-search figures: catch-up throughput, index size, first-page latency.
+
+``python -m tests.benchmarks.search_figures --sessions 1000 --events 100
+[--postgres]`` builds a corpus of Zipf-distributed words (a rare word in ten
+events, a common word everywhere), indexes it from position 0, and times the first
+page of ``search_sessions`` for a rare word, a common word and a 3-word phrase,
+beside a naive scan (``LIKE`` over the stored rows, or ``ILIKE`` on PostgreSQL).
+Prints one Markdown table; docs/search.md quotes a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from agentlog.application import Sessions
+from agentlog.application.query import SessionQuery
+from agentlog.application.search_index import search_index_of
+from agentlog.domain.json import dumps
+from tests.query.support import header, raw_write_many
+
+VOCABULARY = [f"w{n}" for n in range(20_000)]
+RARE = "zyzzogeton"
+PHRASE = "w1 w2 w3"
+REPEAT = 20
+
+
+def corpus(
+    sessions: int, events: int, seed: int = 1
+) -> Iterator[tuple[Any, list[Any]]]:
+    rng = random.Random(seed)
+    weights = [1 / (rank + 1) for rank in range(len(VOCABULARY))]
+    rare_left = 10
+    for number in range(sessions):
+        log: list[dict[str, Any]] = []
+        for seq in range(events):
+            words = rng.choices(VOCABULARY, weights, k=40)
+            if rare_left and rng.random() < 10 / (sessions * events) * 5:
+                words[5] = RARE
+                rare_left -= 1
+            if seq % 3 == 2:
+                data = {
+                    "callId": f"c{seq}",
+                    "name": "bash",
+                    "arguments": " ".join(words),
+                }
+                log.append({"type": "tool/call", "seq": seq, "time": seq, "data": data})
+            else:
+                block = {"type": "text", "text": " ".join(words)}
+                data = {"content": [block], "source": {"kind": "user"}}
+                log.append(
+                    {
+                        "type": "user/message",
+                        "seq": seq,
+                        "time": seq,
+                        "data": data,
+                        "surfaceOp": "append",
+                    }
+                )
+        yield header(f"s{number:06}", created_at=number), log
+
+
+def quantiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return statistics.median(ordered), p95
+
+
+def timed(call: Callable[[], object]) -> tuple[float, float]:
+    samples = []
+    for _ in range(REPEAT):
+        start = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - start) * 1000)
+    return quantiles(samples)
+
+
+@contextmanager
+def store(
+    postgres: bool,
+) -> Iterator[tuple[Sessions, Callable[[], int], Callable[[str], object]]]:
+    if postgres:
+        from tests.conftest import postgres_schema_env
+
+        schemas = postgres_schema_env()
+        env = next(schemas)
+        app = Sessions(env=env)
+        schema = env["POSTGRES_SCHEMA"]
+
+        def size() -> int:
+            with app.factory.datastore.transaction(commit=False) as curs:  # type: ignore[attr-defined]
+                curs.execute(
+                    "SELECT sum(pg_total_relation_size(c.oid)) AS n FROM pg_class c "
+                    "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    "WHERE n.nspname = %s AND c.relname LIKE 'agentlog_search_v1%%' "
+                    "AND c.relkind = 'r'",
+                    (schema,),
+                )
+                return int(curs.fetchone()["n"] or 0)
+
+        def naive(word: str) -> object:
+            with app.factory.datastore.transaction(commit=False) as curs:  # type: ignore[attr-defined]
+                curs.execute(
+                    f'SELECT DISTINCT originator_id FROM "{schema}".stored_events '
+                    "WHERE convert_from(state, 'UTF8') ILIKE %s LIMIT 20",
+                    (f"%{word}%",),
+                )
+                return curs.fetchall()
+
+        try:
+            yield app, size, naive
+        finally:
+            app.close()
+            schemas.close()
+        return
+    with tempfile.TemporaryDirectory() as directory:
+        env = {
+            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+            "SQLITE_DBNAME": f"{directory}/agentlog.db",
+        }
+        app = Sessions(env=env)
+
+        def size() -> int:
+            with app.factory.datastore.transaction(commit=False) as c:  # type: ignore[attr-defined]
+                c.execute("PRAGMA page_count")
+                pages = c.fetchone()[0]
+                c.execute("PRAGMA page_size")
+                return int(pages * c.fetchone()[0])
+
+        def naive(word: str) -> object:
+            with app.factory.datastore.transaction(commit=False) as c:  # type: ignore[attr-defined]
+                c.execute(
+                    "SELECT DISTINCT originator_id FROM stored_events "
+                    "WHERE CAST(state AS TEXT) LIKE ? LIMIT 20",
+                    (f"%{word}%",),
+                )
+                return c.fetchall()
+
+        try:
+            yield app, size, naive
+        finally:
+            app.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sessions", type=int, default=1000)
+    parser.add_argument("--events", type=int, default=100)
+    parser.add_argument("--postgres", action="store_true")
+    args = parser.parse_args()
+    with store(args.postgres) as (app, size, naive):
+        log_bytes = text_bytes = 0
+        batch: list[Any] = []
+        for head, log in corpus(args.sessions, args.events):
+            log_bytes += sum(len(dumps(event)) for event in log)
+            text_bytes += sum(
+                len(
+                    str(
+                        e["data"].get("arguments") or e["data"]["content"][0]["text"]
+                    ).encode()
+                )
+                for e in log
+            )
+            batch.append((head, log))
+            if len(batch) == 100:
+                raw_write_many(app, batch)
+                batch = []
+        if batch:
+            raw_write_many(app, batch)
+        index = search_index_of(app)
+        assert index is not None
+        before = size()
+        start = time.perf_counter()
+        read = index.catch_up()
+        elapsed = time.perf_counter() - start
+        index_bytes = size() - before
+        events = args.sessions * args.events
+        query = SessionQuery(app)
+        backend = "PostgreSQL" if args.postgres else "SQLite"
+        print(f"## {backend}: {args.sessions:,} sessions, {events:,} events")
+        print(
+            f"- catch-up: {read:,} notifications in {elapsed:.1f} s = {events / elapsed:,.0f} events/s"
+        )
+        print(
+            f"- index: {index_bytes / 1e6:.1f} MB = {index_bytes / events:.0f} B/event = "
+            f"{index_bytes / log_bytes:.2f}x the log's JSON bytes, "
+            f"{index_bytes / text_bytes:.2f}x its text bytes"
+        )
+        print("| query | search_sessions p50 / p95 | naive scan p50 / p95 |")
+        print("|---|---|---|")
+        for label, text in (
+            ("rare word", RARE),
+            ("common word", "w0"),
+            ("3-word phrase", PHRASE),
+        ):
+            ours = timed(lambda text=text: query.search_sessions(text))
+            floor = timed(lambda text=text: naive(text))
+            print(
+                f"| {label} `{text}` | {ours[0]:.1f} / {ours[1]:.1f} ms | "
+                f"{floor[0]:.1f} / {floor[1]:.1f} ms |"
+            )
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

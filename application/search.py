@@ -250,10 +250,15 @@ class ContentSearch:
             "sessions", phrase, sessions.model_dump(), wanted.model_dump()
         )
         after = None if cursor is None else decode_cursor(cursor, mark)
-        records = self.filter_sessions(sessions)
+        index = self._index()
+        ids = None
+        if index is None or sessions != SessionFilter():
+            # Without a session filter the index alone says which sessions match.
+            records = self.filter_sessions(sessions)
+            ids = [str(record.header.get("id")) for record in records]
         best = [
             min(found, key=lambda f: f.key)
-            for found in self._by_session(records, phrase, wanted).values()
+            for found in self._by_session(index, ids, phrase, wanted).values()
             if found
         ]
         best.sort(key=lambda f: f.key)
@@ -296,30 +301,29 @@ class ContentSearch:
 
     def _by_session(
         self,
-        records: Sequence[SessionRecord],
+        index: SearchIndex | None,
+        ids: list[str] | None,
         phrase: tuple[str, ...],
         wanted: EventFilter,
     ) -> dict[str, list[_Found]]:
-        """Hits per session: stored ones from the index, unflushed ones by scan."""
-        ids = [str(record.header.get("id")) for record in records]
-        index = self._index()
+        """Hits per session (of ``ids``; ``None``: every session): stored ones
+        from the index, unflushed ones by scan."""
         if index is None:
-            return {
-                session_id: self._scan(session_id, phrase, wanted) for session_id in ids
-            }
+            return {key: self._scan(key, phrase, wanted) for key in ids or ()}
         unflushed = {h.id for h in self.query.app.unflushed_sessions()}
-        allowed = set(ids) - unflushed
+        allowed = None if ids is None else set(ids) - unflushed
         found: dict[str, list[_Found]] = {
             session_id: self._scan(session_id, phrase, wanted)
-            for session_id in ids
-            if session_id in unflushed
+            for session_id in unflushed
+            if ids is None or session_id in ids
         }
         try:
             documents = index.search.view.candidates(phrase, None)
         except Exception as error:
             raise SessionQueryError.listing_failed(error) from error
         for document in documents:
-            if document.session_id in allowed:
+            key = document.session_id
+            if (key not in unflushed) if allowed is None else (key in allowed):
                 hit = _indexed(document, phrase, wanted)
                 if hit is not None:
                     found.setdefault(document.session_id, []).append(hit)

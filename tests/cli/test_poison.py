@@ -44,7 +44,9 @@ def log(session_id: str, text: str, extra: Any = None) -> bytes:
         ("step/end", {"turn": 1, "step": 1}, None),
         ("turn/end", {"turn": 1, "reason": {"kind": "completed"}}, None),
     ]
-    lines = [dumps(header)]
+    # Lines as our writer writes them: dumps marks text only its exact decoder
+    # reads with a leading space, which a log line never carries.
+    lines = [dumps(header).removeprefix(b" ")]
     for seq, (kind, data, op) in enumerate(events):
         line: dict[str, Any] = {
             "type": kind,
@@ -54,7 +56,7 @@ def log(session_id: str, text: str, extra: Any = None) -> bytes:
         }
         if op is not None:
             line["surfaceOp"] = op
-        lines.append(dumps(line))
+        lines.append(dumps(line).removeprefix(b" "))
     return b"\n".join(lines) + b"\n"
 
 

@@ -124,8 +124,12 @@ class AgentlogPostgresFactory(PostgresFactory):
             try:
                 with get_connection() as connection:
                     yield connection
-            except (OperationalError, InterfaceError):
+            except (OperationalError, InterfaceError) as error:
                 failures.count = getattr(failures, "count", 0) + 1
+                logger.warning(
+                    "lost a PostgreSQL connection (the recorder retries): %s",
+                    " ".join(str(error).split()),
+                )
                 raise
 
         return counted

@@ -7,21 +7,29 @@ and writes one through a plain iterator, so the application never parses a file.
 An import stores all of a log or none of it. A log of up to :data:`ONE_PASS_EVENTS`
 events is checked and stored in one transaction, as any seeded session is. A longer
 one is read twice: the first pass checks every event against a throwaway aggregate
-(which keeps only decision state, never the events), the second stores it batch by
-batch. A refusal therefore names its file line before anything is written.
+(which keeps only decision state, never the events), so a refusal names its file
+line before anything is written; the second maps it batch by batch into ONE
+transaction (the recorder's ``insert_stream``), so an import stopped by a signal,
+a lost connection or a file that changed between the passes stores nothing. The
+in-memory store, which holds everything in memory anyway, gets one flush.
 """
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from eventsourcing.persistence import IntegrityError
+
+from agentlog.application.sessions import store_errors
 from agentlog.domain.errors import AgentlogError, SessionAlreadyExistsError
 from agentlog.domain.session import Session, make_header
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
+
+    from eventsourcing.persistence import StoredEvent
 
     from agentlog.application.handle import SessionHandle
     from agentlog.application.sessions import Sessions
@@ -59,6 +67,15 @@ class LogSource(Protocol):
     def events(self, phase: str) -> Iterator[tuple[int, Envelope]]:
         """A fresh pass over ``(file line, event)``; ``phase`` names it for progress."""
         ...
+
+
+@runtime_checkable
+class StreamInserter(Protocol):
+    """A recorder that stores a stream of row batches in one transaction."""
+
+    def insert_stream(
+        self, first: Sequence[StoredEvent], more: Iterable[Sequence[StoredEvent]]
+    ) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -110,13 +127,50 @@ def import_session(
     report = list(log.report)
     stored = log.events("storing")
     handle = _create(app, log, header, next(_batches(stored), []), strict=strict)
+    try:
+        _store_rest(app, handle, log, _batches(stored), strict=strict)
+    except BaseException:
+        app.discard(handle)  # the transaction rolled back: nothing of it is stored
+        raise
     count = handle.seq
-    for batch in _batches(stored):
-        app.flush(handle)
-        _seed(handle.aggregate, log, batch, strict=strict)
-        count += len(batch)
     app.close(handle)
     return ImportResult(new_id, count, report)
+
+
+def _store_rest(
+    app: Sessions,
+    handle: SessionHandle,
+    log: LogSource,
+    batches: Iterator[list[tuple[int, Envelope]]],
+    *,
+    strict: bool,
+) -> None:
+    """Store the handle's pending events and every further batch, all or nothing."""
+    aggregate = handle.aggregate
+    recorder = app.recorder
+    if not isinstance(recorder, StreamInserter):
+        for batch in batches:
+            _seed(aggregate, log, batch, strict=strict)
+        app.flush(handle)
+        return
+
+    def mapped() -> list[StoredEvent]:
+        rows = [app.mapper.to_stored_event(event) for event in aggregate.pending_events]
+        del aggregate.pending_events[:]
+        return rows
+
+    def more() -> Iterator[list[StoredEvent]]:
+        for batch in batches:
+            _seed(aggregate, log, batch, strict=strict)
+            yield mapped()
+
+    try:
+        with store_errors():
+            recorder.insert_stream(mapped(), more())
+    except IntegrityError:
+        msg = f'session "{handle.id}" already exists'
+        raise SessionAlreadyExistsError(msg) from None
+    app._take_live_snapshot(aggregate, 0)  # as a flush of these rows would
 
 
 def _header_args(header: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ locking and notification, in constant memory however long the parent is.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from eventsourcing.persistence import StoredEvent
@@ -24,8 +25,6 @@ from eventsourcing.sqlite import SQLiteApplicationRecorder
 from psycopg.sql import SQL, Identifier
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from eventsourcing.sqlite import SQLiteCursor
     from psycopg import Cursor
     from psycopg.rows import DictRow
@@ -35,6 +34,9 @@ CopyFrom = tuple[str, int]
 Snapshot = tuple[Any, StoredEvent]
 """``(snapshot recorder on the same datastore, its row)``: written in the copy's
 transaction, so a fork commits once."""
+More = Iterable[Sequence[StoredEvent]]
+"""Further batches of rows written in the same transaction, produced lazily (a long
+import checks and maps one batch while the previous ones wait uncommitted)."""
 
 BATCH = 500
 """Versions per statement: far below SQLite's bound on host parameters."""
@@ -55,6 +57,11 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder):
         ``snapshot``, in one transaction."""
         self.insert_events([header], copy_from=(source_id, last), snapshot=snapshot)
 
+    def insert_stream(self, first: Sequence[StoredEvent], more: More) -> None:
+        """Store ``first`` and every batch of ``more`` in one transaction: all or
+        nothing, however long the stream, holding one batch at a time."""
+        self.insert_events(first, more=more)
+
     def _insert_events(
         self,
         c: SQLiteCursor,
@@ -62,9 +69,12 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder):
         *,
         copy_from: CopyFrom | None = None,
         snapshot: Snapshot | None = None,
+        more: More = (),
         **kwargs: Any,
     ) -> Sequence[int] | None:
         ids = super()._insert_events(c, stored_events, **kwargs)
+        for batch in more:
+            super()._insert_events(c, batch)
         if copy_from is not None:
             (target,) = {str(event.originator_id) for event in stored_events}
             c.execute(
@@ -121,6 +131,11 @@ class PostgresSessionRecorder(PostgresApplicationRecorder):
         ``snapshot``, in one transaction."""
         self.insert_events([header], copy_from=(source_id, last), snapshot=snapshot)
 
+    def insert_stream(self, first: Sequence[StoredEvent], more: More) -> None:
+        """Store ``first`` and every batch of ``more`` in one transaction: all or
+        nothing, however long the stream, holding one batch at a time."""
+        self.insert_events(first, more=more)
+
     def _insert_stored_events(
         self,
         curs: Cursor[DictRow],
@@ -128,11 +143,19 @@ class PostgresSessionRecorder(PostgresApplicationRecorder):
         *,
         copy_from: CopyFrom | None = None,
         snapshot: Snapshot | None = None,
+        more: More = (),
         **kwargs: Any,
     ) -> None:
         # The library locks the table and notifies before inserting the header,
         # so the copied rows take the notification ids after it, in commit order.
         super()._insert_stored_events(curs, stored_events, **kwargs)
+        for batch in more:
+            # Another cursor: the library fetches the first rows' notification ids
+            # from this one afterwards. The table is already locked.
+            with curs.connection.cursor() as rest:
+                super(PostgresApplicationRecorder, self)._insert_stored_events(
+                    rest, batch
+                )
         if copy_from is not None:
             (target,) = {str(event.originator_id) for event in stored_events}
             table = SQL("{0}.{1}").format(

@@ -7,7 +7,7 @@ longer than one batch (all or nothing).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -263,6 +263,38 @@ def test_a_refusal_late_in_a_long_log_stores_nothing(make_app: MakeApp) -> None:
     app = make_app()
     error = refusal(NATIVE_HEAD + lines(*events), app)
     assert str(error).startswith("line 28: ")
+
+
+class _StopsWhileStoring:
+    """A log whose storing pass is interrupted after ``after`` events (a signal, a
+    lost file), once the first batches are already written in the transaction."""
+
+    def __init__(self, log: LogFile, after: int) -> None:
+        self.log, self.after = log, after
+        self.name, self.header = log.name, log.header
+
+    @property
+    def report(self) -> list[str]:
+        return self.log.report
+
+    def events(self, phase: str) -> Iterator[tuple[int, Any]]:
+        for index, item in enumerate(self.log.events(phase)):
+            if phase == "storing" and index == self.after:
+                raise KeyboardInterrupt
+            yield item
+
+
+@pytest.mark.usefixtures("small_batches")
+def test_a_long_import_stopped_while_storing_stores_nothing(make_app: MakeApp) -> None:
+    data = NATIVE_HEAD + lines(*turns(5))
+    app = make_app()
+    stopped = _StopsWhileStoring(LogFile(lambda: _bytes(data), name="f"), after=23)
+    with pytest.raises(KeyboardInterrupt):
+        transfer.import_session(app, stopped)
+    assert not app.is_stored("s1")
+    assert app.live_session("s1") is None
+    assert import_log(app, data).events == 30  # and the same id imports afterwards
+    assert export_session(app, "s1") == data
 
 
 @pytest.mark.usefixtures("small_batches")

@@ -73,9 +73,9 @@ def quantiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), p95
 
 
-def timed(call: Callable[[], object]) -> tuple[float, float]:
+def timed(call: Callable[[], object], repeat: int = REPEAT) -> tuple[float, float]:
     samples = []
-    for _ in range(REPEAT):
+    for _ in range(repeat):
         start = time.perf_counter()
         call()
         samples.append((time.perf_counter() - start) * 1000)
@@ -108,7 +108,7 @@ def store(
         def naive(word: str) -> object:
             with app.factory.datastore.transaction(commit=False) as curs:  # type: ignore[attr-defined]
                 curs.execute(
-                    f'SELECT DISTINCT originator_id FROM "{schema}".stored_events '
+                    f"SELECT DISTINCT originator_id FROM {app.recorder.events_table_name} "
                     "WHERE convert_from(state, 'UTF8') ILIKE %s LIMIT 20",
                     (f"%{word}%",),
                 )
@@ -154,6 +154,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--events", type=int, default=100)
     parser.add_argument("--postgres", action="store_true")
+    parser.add_argument("--repeat", type=int, default=REPEAT)
     args = parser.parse_args()
     with store(args.postgres) as (app, size, naive):
         log_bytes = text_bytes = 0
@@ -200,8 +201,8 @@ def main() -> None:
             ("common word", "w0"),
             ("3-word phrase", PHRASE),
         ):
-            ours = timed(lambda text=text: query.search_sessions(text))
-            floor = timed(lambda text=text: naive(text))
+            ours = timed(lambda text=text: query.search_sessions(text), args.repeat)
+            floor = timed(lambda text=text: naive(text), args.repeat)
             print(
                 f"| {label} `{text}` | {ours[0]:.1f} / {ours[1]:.1f} ms | "
                 f"{floor[0]:.1f} / {floor[1]:.1f} ms |"

@@ -14,6 +14,7 @@ from __future__ import annotations
 from agentlog.application.async_sessions import AsyncSessionQuery, AsyncSessions
 from agentlog.application.handle import SessionHandle
 from agentlog.application.query import SessionQuery
+from agentlog.application.search_models import EventFilter, SessionFilter
 from agentlog.application.sessions import Sessions
 from agentlog.application.titles import SessionTitles, TitleProvider, TitleRequest
 from agentlog.application.transfer import ImportResult
@@ -54,6 +55,7 @@ __all__ = [
     "AsyncSessionQuery",
     "AsyncSessions",
     "CorruptSessionLogError",
+    "EventFilter",
     "ImportResult",
     "InvariantError",
     "LineageCycleError",
@@ -67,6 +69,7 @@ __all__ = [
     "SessionClosedError",
     "SessionConflictError",
     "SessionError",
+    "SessionFilter",
     "SessionForkError",
     "SessionHandle",
     "SessionNotFoundError",

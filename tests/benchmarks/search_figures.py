@@ -108,7 +108,8 @@ def store(
         def naive(word: str) -> object:
             with app.factory.datastore.transaction(commit=False) as curs:  # type: ignore[attr-defined]
                 curs.execute(
-                    f"SELECT DISTINCT originator_id FROM {app.recorder.events_table_name} "
+                    f'SELECT DISTINCT originator_id FROM "{schema}".'
+                    f"{app.recorder.events_table_name} "
                     "WHERE convert_from(state, 'UTF8') ILIKE %s LIMIT 20",
                     (f"%{word}%",),
                 )

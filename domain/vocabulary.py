@@ -219,8 +219,16 @@ def check_payload(event_type: str, data: Json) -> None:
     known = _REGISTRY.get(event_type)
     if known is None:
         return
+    validate = known.payload.__pydantic_validator__.validate_python
     try:
-        known.payload.__pydantic_validator__.validate_python(data)
+        try:
+            validate(data)
+        except ValidationError as error:
+            if not any(d["type"] == "string_unicode" for d in error.errors()):
+                raise
+            # pydantic refuses a key that holds a lone surrogate (JavaScript keys
+            # may); declared keys are ASCII, so only open extras can hold one.
+            validate(_keys_without_surrogates(data))
     except ValidationError as error:
         detail = error.errors(
             include_url=False, include_context=False, include_input=False
@@ -229,6 +237,29 @@ def check_payload(event_type: str, data: Json) -> None:
         reason = f"{path}: {detail['msg']}" if path else detail["msg"]
         msg = f'session event "{event_type}" has an invalid payload: {reason}'
         raise PayloadError(msg) from error
+
+
+def _keys_without_surrogates(value: Json) -> Json:
+    """A copy of ``value`` whose object keys have lone surrogates replaced by U+FFFD,
+    for validation only (iterative: any depth)."""
+    root: list[Json] = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        container, index = stack.pop()
+        item = container[index]
+        if isinstance(item, dict):
+            copy = {_valid_key(key): child for key, child in item.items()}
+            container[index] = copy
+            stack.extend((copy, key) for key in copy)
+        elif isinstance(item, list):
+            items = list(item)
+            container[index] = items
+            stack.extend((items, position) for position in range(len(items)))
+    return root[0]
+
+
+def _valid_key(key: str) -> str:
+    return key.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 # --------------------------------------------------------------------------------------

@@ -1051,3 +1051,24 @@ def test_the_json_schema_covers_every_type_and_agrees_on_the_fixtures() -> None:
     # A known kind that is malformed matches no variant, as in the payload check.
     bad = {"content": [{"type": "text"}], "source": USER}
     assert not validators["user/message"].is_valid(bad)
+
+
+@pytest.mark.parametrize("key", ["\ud800", "a\udfffb", "\ud83d\ude00"])
+def test_keys_with_lone_surrogates_are_accepted_at_any_level(key: str) -> None:
+    # JavaScript object keys hold lone surrogates; pydantic refuses them as extras.
+    data = {
+        "content": [{"type": "text", "text": "x", key: 1}],
+        "turn": 1,
+        "step": 1,
+        key: {key: [key]},
+    }
+    before = copy.deepcopy(data)
+    vocabulary.check_payload("assistant/message", data)
+    assert data == before
+
+
+def test_a_surrogate_key_does_not_hide_a_real_payload_error() -> None:
+    with pytest.raises(PayloadError, match="content"):
+        vocabulary.check_payload(
+            "assistant/message", {"\ud800": 1, "content": 5, "turn": 1, "step": 1}
+        )

@@ -71,7 +71,7 @@ def make_header(
     Keys appear in the spec's order and only when supplied; ``created_at`` of ``0``
     is kept.
     """
-    check_session_id(session_id)
+    check_new_session_id(session_id)
     if cwd is not None and (type(cwd) is not str or not os.path.isabs(cwd)):
         raise SessionError(f'session cwd must be an absolute path, got "{cwd}"')
     if created_at is not None and type(created_at) is not int:
@@ -118,6 +118,27 @@ def check_session_id(session_id: object) -> None:
     """Session ids are opaque, non-empty strings (docs/events.md#ids)."""
     if type(session_id) is not str or not session_id:
         raise SessionError("session id must be a non-empty string")
+
+
+def check_new_session_id(session_id: object) -> None:
+    """A new session's id must also be storable as SQL text on every backend.
+
+    Every store keys rows by id as text: SQLite cannot encode a lone surrogate and
+    PostgreSQL text cannot hold NUL. A new id with either is refused on every
+    backend alike, so swapping stores never changes which ids are valid.
+    """
+    check_session_id(session_id)
+    text = str(session_id)
+    if "\x00" in text or _has_lone_surrogate(text):
+        raise SessionError("session id must not contain NUL or lone surrogates")
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def header_line(header: Mapping[str, Any]) -> dict[str, Any]:

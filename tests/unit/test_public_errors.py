@@ -229,3 +229,17 @@ def test_every_public_error_class_is_exported_from_agentlog() -> None:
         if issubclass(cls, AgentlogError) and not cls.__name__.startswith("_")
     }
     assert public - set(agentlog.__all__) == set()
+
+
+@pytest.mark.parametrize("session_id", ["a\x00b", "a\ud800b", "\udfff"])
+@pytest.mark.parametrize("store", ["memory:", "sqlite"])
+def test_a_new_id_no_store_can_hold_is_refused_alike_everywhere(
+    session_id: str, store: str, tmp_path: Any
+) -> None:
+    url = store if store == "memory:" else f"sqlite:///{tmp_path}/s.db"
+    app = Sessions(store=url)
+    try:
+        with pytest.raises(SessionError, match="must not contain NUL or lone"):
+            app.create_session(session_id=session_id)
+    finally:
+        app.close()

@@ -24,6 +24,7 @@ from eventsourcing.persistence import (
     IntegrityError,
     InterfaceError,
     OperationalError,
+    ProgrammingError,
 )
 from eventsourcing.persistence import PersistenceError as EventSourcingPersistenceError
 from eventsourcing.utils import retry
@@ -45,6 +46,7 @@ from agentlog.domain.errors import (
     SessionForkError,
     SessionNotFoundError,
     StaleSessionError,
+    StoreNotFoundError,
     StoreUnavailableError,
 )
 from agentlog.domain.events import SessionEvent
@@ -83,6 +85,9 @@ REPAIR_ATTEMPTS = 5
 UNAVAILABLE = (OperationalError, InterfaceError)
 """The library's errors that mean "the store could not be reached"."""
 
+MISSING_SQLSTATES = frozenset({"42P01", "3F000"})
+"""PostgreSQL's undefined_table and invalid_schema_name."""
+
 logger = logging.getLogger(__name__)
 
 
@@ -93,6 +98,16 @@ def store_errors() -> Iterator[None]:
         yield
     except UNAVAILABLE as error:
         raise StoreUnavailableError(unavailable_message(error)) from error
+    except ProgrammingError as error:
+        # PostgreSQL's undefined_table / invalid_schema_name: a store opened with
+        # create_tables=False before anyone created it.
+        if getattr(error.__cause__, "sqlstate", None) not in MISSING_SQLSTATES:
+            raise
+        msg = (
+            f"{unavailable_message(error)}; create the tables with "
+            "`agentlog migrate URL` (or open it once with create_tables=True)"
+        )
+        raise StoreNotFoundError(msg) from error
 
 
 def unavailable_message(error: BaseException) -> str:

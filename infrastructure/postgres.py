@@ -9,7 +9,10 @@ Three additions over :class:`eventsourcing.postgres.PostgresFactory`:
 - table creation holds a PostgreSQL advisory lock. The library's ``CREATE TYPE``
   and ``CREATE TABLE IF NOT EXISTS`` race when several processes open the same
   schema at once (``duplicate key … pg_type``, "tuple concurrently updated");
-  serialised, each opener finds the others' tables and creates nothing.
+  serialised, each opener finds the others' tables and creates nothing. Under the
+  same lock the URL's schema is created if it is missing (the library expects it
+  to exist), however the store was named: ``Sessions(store=…)``,
+  ``AGENTLOG_STORE`` or :func:`~agentlog.infrastructure.store.open_sessions`.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from urllib.parse import parse_qsl
 import psycopg
 from eventsourcing.persistence import InterfaceError, OperationalError
 from eventsourcing.postgres import PostgresFactory
+from psycopg.sql import SQL, Identifier
 
 from agentlog.domain.errors import StoreUnavailableError
 from agentlog.infrastructure.recorders import PostgresSessionRecorder
@@ -156,6 +160,11 @@ class AgentlogPostgresFactory(PostgresFactory):
         with self._connection() as connection:
             connection.execute("SELECT pg_advisory_lock(%s)", (DDL_LOCK_KEY,))
             try:
+                connection.execute(
+                    SQL("CREATE SCHEMA IF NOT EXISTS {0}").format(
+                        Identifier(self.datastore.schema)
+                    )
+                )
                 yield
             finally:
                 with contextlib.suppress(psycopg.Error):

@@ -43,16 +43,6 @@ def check_store_exists(config: StoreConfig) -> None:
         raise StoreNotFoundError(msg)
 
 
-def ensure_postgres_schema(config: StoreConfig) -> None:
-    """Create the URL's schema if missing (the library expects it to exist)."""
-    if config.schema is None:
-        return
-    from agentlog.infrastructure.postgres import connect
-
-    with connect(config.env) as connection:
-        connection.execute(f'CREATE SCHEMA IF NOT EXISTS "{config.schema}"')
-
-
 def open_sessions(
     url: str | None = None,
     *,
@@ -72,9 +62,7 @@ def open_sessions(
     if url is None:
         return Sessions(env=env or None, invariants=invariants)
     config = parse_store_url(url)
-    if create:
-        ensure_postgres_schema(config)
-    else:
+    if not create:
         check_store_exists(config)
     return Sessions(env=env or None, store=url, invariants=invariants)
 

@@ -227,3 +227,32 @@ def test_threads_and_processes_open_one_schema_at_once(pg_schema: str) -> None:
     names = [f"t{i}" for i in range(8)] + [f"p{i}" for i in range(6)]
     assert stored_requests(app, names) == dict.fromkeys(names, 1)
     app.close()
+
+
+@pytest.mark.parametrize("how", ["Sessions(store=)", "AGENTLOG_STORE", "open_sessions"])
+def test_a_missing_schema_is_created_however_the_store_is_named(
+    how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    schema = "svc_new_" + uuid.uuid4().hex[:12]
+    url = pg_url(schema)
+    try:
+        if how == "AGENTLOG_STORE":
+            monkeypatch.setenv("AGENTLOG_STORE", url)
+            app = Sessions()
+        elif how == "open_sessions":
+            app = open_sessions(url)
+        else:
+            app = Sessions(store=url)
+        try:
+            app.flush(app.create_session(session_id="s"))
+            assert app.header("s")["id"] == "s"
+        finally:
+            app.close()
+        # A service that must not run DDL does not create one either.
+        with pytest.raises(StoreUnavailableError, match="does not exist"):
+            Sessions(
+                store=pg_url("svc_absent_" + uuid.uuid4().hex[:8]), create_tables=False
+            ).create_session()
+    finally:
+        with psycopg.connect(**pg_params()) as connection:
+            connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')

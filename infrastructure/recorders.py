@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import ApplicationRecorder, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 from psycopg.sql import SQL, Identifier
@@ -42,9 +42,9 @@ BATCH = 500
 """Versions per statement: far below SQLite's bound on host parameters."""
 
 
-class SQLiteSessionRecorder(SQLiteApplicationRecorder):
-    """The library's SQLite recorder, plus :meth:`select_events_at` and
-    :meth:`copy_stream`."""
+class StreamWrites(ApplicationRecorder):
+    """The two whole-stream writes, each one call of the library's ``insert_events``
+    with a keyword its backend's ``_insert_events`` understands."""
 
     def copy_stream(
         self,
@@ -61,6 +61,11 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder):
         """Store ``first`` and every batch of ``more`` in one transaction: all or
         nothing, however long the stream, holding one batch at a time."""
         self.insert_events(first, more=more)
+
+
+class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
+    """The library's SQLite recorder, plus :meth:`select_events_at` and the stream
+    writes."""
 
     def _insert_events(
         self,
@@ -117,24 +122,8 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder):
         return rows
 
 
-class PostgresSessionRecorder(PostgresApplicationRecorder):
-    """The library's PostgreSQL recorder, plus :meth:`copy_stream`."""
-
-    def copy_stream(
-        self,
-        header: StoredEvent,
-        source_id: str,
-        last: int,
-        snapshot: Snapshot | None = None,
-    ) -> None:
-        """Store ``header``, a copy of ``source_id``'s versions 2..``last`` and
-        ``snapshot``, in one transaction."""
-        self.insert_events([header], copy_from=(source_id, last), snapshot=snapshot)
-
-    def insert_stream(self, first: Sequence[StoredEvent], more: More) -> None:
-        """Store ``first`` and every batch of ``more`` in one transaction: all or
-        nothing, however long the stream, holding one batch at a time."""
-        self.insert_events(first, more=more)
+class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
+    """The library's PostgreSQL recorder, plus the stream writes."""
 
     def _insert_stored_events(
         self,

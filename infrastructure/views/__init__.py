@@ -21,12 +21,39 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from eventsourcing.persistence import IntegrityError
+
 from agentlog.domain.json import dumps, loads
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from eventsourcing.persistence import Tracking
+
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def write_tracked(
+    recorder: Any, tracking: Tracking, write: Callable[[Any], None]
+) -> bool:
+    """Run ``write(cursor)`` and record ``tracking`` in one transaction of an SQL
+    view recorder; False when that position was already recorded (by another
+    writer: the view change is then dropped with the transaction).
+
+    Tracking goes first: on PostgreSQL its row lock serialises concurrent writers
+    of the view, and a position already recorded fails before any work is done.
+    """
+    try:
+        with recorder.datastore.transaction(commit=True) as cursor:
+            recorder._insert_tracking(cursor, tracking)
+            write(cursor)
+    except IntegrityError:
+        if recorder.has_tracking_id(
+            tracking.application_name, tracking.notification_id
+        ):
+            return False
+        raise
+    return True
 
 
 def encode_text(value: str) -> bytes:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from eventsourcing.persistence import IntegrityError, Tracking
+from eventsourcing.persistence import Tracking
 from eventsourcing.postgres import PostgresTrackingRecorder
 from psycopg.sql import SQL, Composed, Identifier
 
@@ -36,6 +36,7 @@ from agentlog.infrastructure.views import (
     decode_column,
     encode_column,
     encode_text,
+    write_tracked,
 )
 
 if TYPE_CHECKING:
@@ -137,22 +138,12 @@ class PostgresView(PostgresTrackingRecorder, View[TRow], Generic[TRow]):
     def save(
         self, keys: Collection[str], merge: Merge[TRow], tracking: Tracking
     ) -> bool:
-        try:
-            with self.datastore.transaction(commit=True) as curs:
-                # Tracking first: the row lock serialises concurrent writers of
-                # this view, and a position already recorded fails here.
-                self._insert_tracking(curs, tracking)
-                changed = merge(self._select(curs, keys))
-                if changed:
-                    curs.executemany(
-                        self._upsert_sql, [self._encode(r) for r in changed]
-                    )
-        except IntegrityError:
-            name, number = tracking.application_name, tracking.notification_id
-            if self.has_tracking_id(name, number):
-                return False
-            raise
-        return True
+        def write(curs: Cursor[DictRow]) -> None:
+            changed = merge(self._select(curs, keys))
+            if changed:
+                curs.executemany(self._upsert_sql, [self._encode(r) for r in changed])
+
+        return write_tracked(self, tracking, write)
 
     def select_rows(self, keys: Collection[str]) -> dict[str, TRow]:
         with self.datastore.transaction(commit=False) as curs:

@@ -18,12 +18,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from eventsourcing.persistence import IntegrityError
 from psycopg.sql import SQL, Composed, Identifier
 
 from agentlog.application.search_index import SearchChanges, SearchState, SearchView
 from agentlog.domain.search_text import SearchDocument, tokens
-from agentlog.infrastructure.views import decode_column, decode_text, encode_text
+from agentlog.infrastructure.views import (
+    decode_column,
+    decode_text,
+    encode_text,
+    write_tracked,
+)
 from agentlog.infrastructure.views.postgres import PostgresView
 
 if TYPE_CHECKING:
@@ -100,17 +104,10 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         change: Callable[[dict[str, SearchState]], SearchChanges],
         tracking: Tracking,
     ) -> bool:
-        try:
-            with self.datastore.transaction(commit=True) as curs:
-                self._insert_tracking(curs, tracking)
-                changes = change(self._select(curs, keys))
-                self._write(curs, changes)
-        except IntegrityError:
-            name, number = tracking.application_name, tracking.notification_id
-            if self.has_tracking_id(name, number):
-                return False
-            raise
-        return True
+        def write(curs: Cursor[DictRow]) -> None:
+            self._write(curs, change(self._select(curs, keys)))
+
+        return write_tracked(self, tracking, write)
 
     def _write(self, curs: Cursor[DictRow], changes: SearchChanges) -> None:
         if changes.dropped:

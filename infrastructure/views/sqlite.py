@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from eventsourcing.persistence import IntegrityError, Tracking
+from eventsourcing.persistence import Tracking
 from eventsourcing.sqlite import SQLiteCursor, SQLiteTrackingRecorder
 
 from agentlog.application.catch_up import ViewClasses
@@ -27,6 +27,7 @@ from agentlog.infrastructure.views import (
     decode_column,
     encode_column,
     encode_text,
+    write_tracked,
 )
 
 if TYPE_CHECKING:
@@ -118,18 +119,12 @@ class SQLiteView(SQLiteTrackingRecorder, View[TRow], Generic[TRow]):
     def save(
         self, keys: Collection[str], merge: Merge[TRow], tracking: Tracking
     ) -> bool:
-        try:
-            with self.datastore.transaction(commit=True) as c:
-                self._insert_tracking(c, tracking)
-                changed = merge(self._select(c, keys))
-                if changed:
-                    c.executemany(self._upsert_sql, [self._encode(r) for r in changed])
-        except IntegrityError:
-            name, number = tracking.application_name, tracking.notification_id
-            if self.has_tracking_id(name, number):
-                return False
-            raise
-        return True
+        def write(c: SQLiteCursor) -> None:
+            changed = merge(self._select(c, keys))
+            if changed:
+                c.executemany(self._upsert_sql, [self._encode(r) for r in changed])
+
+        return write_tracked(self, tracking, write)
 
     def select_rows(self, keys: Collection[str]) -> dict[str, TRow]:
         with self.datastore.transaction(commit=False) as c:

@@ -15,11 +15,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from eventsourcing.persistence import IntegrityError
-
 from agentlog.application.search_index import SearchChanges, SearchState, SearchView
 from agentlog.domain.search_text import SearchDocument
-from agentlog.infrastructure.views import decode_text, encode_text
+from agentlog.infrastructure.views import decode_text, encode_text, write_tracked
 from agentlog.infrastructure.views.sqlite import CHUNK, SQLiteView
 
 if TYPE_CHECKING:
@@ -76,17 +74,10 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         change: Callable[[dict[str, SearchState]], SearchChanges],
         tracking: Tracking,
     ) -> bool:
-        try:
-            with self.datastore.transaction(commit=True) as c:
-                self._insert_tracking(c, tracking)
-                changes = change(self._select(c, keys))
-                self._write(c, changes)
-        except IntegrityError:
-            name, number = tracking.application_name, tracking.notification_id
-            if self.has_tracking_id(name, number):
-                return False
-            raise
-        return True
+        def write(c: SQLiteCursor) -> None:
+            self._write(c, change(self._select(c, keys)))
+
+        return write_tracked(self, tracking, write)
 
     def _write(self, c: SQLiteCursor, changes: SearchChanges) -> None:
         for session_id in changes.dropped:

@@ -522,7 +522,14 @@ class Sessions(Application[str]):
                 self.flush(handle)
             return self.get_session(session_id)
         if create and not self.is_stored(session_id):
-            return self.create_session(cwd=cwd, session_id=session_id)
+            try:
+                return self.create_session(cwd=cwd, session_id=session_id)
+            except SessionAlreadyExistsError:
+                # Another process stored it between the two checks: work on theirs,
+                # as if this command had come second.
+                logger.info(
+                    "session %r was created concurrently; loading it", session_id
+                )
         return self.get_session(session_id)
 
     def roll_back(self, handle: SessionHandle, mark: int) -> None:

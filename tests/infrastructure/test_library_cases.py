@@ -148,7 +148,7 @@ class TestSQLiteSessionRecorder(
         "under a second); open: is it the library's SQLite threading or ours? The "
         "service's own thread and process tests cover concurrent SQLite writes"
     )
-    def test_concurrent_no_conflicts(self, initial_position: int = 0) -> None: ...
+    def test_concurrent_no_conflicts(self, initial_position: int = 0) -> None: ...  # noqa: PT028
 
 
 class TestPostgresSessionRecorder(

@@ -137,16 +137,17 @@ class AsyncSessions:
         *,
         create: bool = False,
         cwd: str | None = None,
+        owner: str | None = None,
         timeout: float | None = None,
     ) -> AsyncIterator[SessionHandle]:
         """:meth:`Sessions.command` for tasks: re-entrant per task, same contract."""
         app = self.app
-        owner = asyncio.current_task()
+        holder = asyncio.current_task()
         wait = app.command_timeout if timeout is None else timeout
-        depth = await self._locks.acquire(session_id, owner, wait)
+        depth = await self._locks.acquire(session_id, holder, wait)
         try:
             if depth == 1:
-                await self._hold(session_id, owner, wait)
+                await self._hold(session_id, holder, wait)
             try:
                 handle = await self.run(
                     app._command_handle,
@@ -154,6 +155,7 @@ class AsyncSessions:
                     outermost=depth == 1,
                     create=create,
                     cwd=cwd,
+                    owner=owner,
                 )
                 mark = len(handle.aggregate.pending_events)
                 try:
@@ -166,9 +168,9 @@ class AsyncSessions:
                     raise
             finally:
                 if depth == 1:
-                    app._locks.release(session_id, owner)
+                    app._locks.release(session_id, holder)
         finally:
-            self._locks.release(session_id, owner)
+            self._locks.release(session_id, holder)
 
     async def _hold(self, session_id: str, owner: object, wait: float) -> None:
         """Take the in-process lock (shared with threads) on a pool thread."""

@@ -95,12 +95,18 @@ def fork_by_copy(
     project: Projector,
     clock: Clock,
     snapshot: bool,
+    owner: str | None = None,
 ) -> Session:
     """Store the child (header plus the parent's seqs 0..``last``); its state."""
     version = last + 2
     parent = state_at(app, source_id, version, project)
     header = make_header(
-        child_id, cwd=cwd, parent_session=source_id, seed_length=last + 1, clock=clock
+        child_id,
+        cwd=cwd,
+        owner=owner,
+        parent_session=source_id,
+        seed_length=last + 1,
+        clock=clock,
     )
     recorder = app.recorder
     assert isinstance(recorder, StreamCopier)

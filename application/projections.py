@@ -137,8 +137,9 @@ class View(TrackingRecorder, ABC, Generic[TRow]):
 
 
 class ListingView(View[ListingRow], ABC):
-    view_name = "listing.v2"
-    table_name = "agentlog_listing_v2"
+    # v3: the ``owner`` column (listings and filters select by it).
+    view_name = "listing.v3"
+    table_name = "agentlog_listing_v3"
     row_type = ListingRow
 
     @abstractmethod

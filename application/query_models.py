@@ -19,7 +19,15 @@ if TYPE_CHECKING:
 
 SessionTitleSnapshot = TitleSnapshot
 SurfaceClass = Literal["current", "shadowed", "log-only"]
-CONFLICT_FIELDS = ("version", "id", "createdAt", "cwd", "parentSession", "seedLength")
+CONFLICT_FIELDS = (
+    "version",
+    "id",
+    "createdAt",
+    "cwd",
+    "parentSession",
+    "seedLength",
+    "owner",
+)
 """Compared live vs persisted and listed vs loaded; ``delegationDepth`` is not."""
 _ABSENT = object()
 Header = Mapping[str, Any]
@@ -68,7 +76,9 @@ class SessionRecord(QueryModel):
 class SessionSummary(QueryModel):
     """A listing row: header fields plus what the log says (seed 001's summary)."""
 
-    omit_when_none = frozenset({"title", "first_prompt", "parent_session", "cwd"})
+    omit_when_none = frozenset(
+        {"title", "first_prompt", "parent_session", "cwd", "owner"}
+    )
 
     id: str
     created_at: Any
@@ -78,6 +88,7 @@ class SessionSummary(QueryModel):
     first_prompt: str | None = None
     parent_session: str | None = None
     cwd: str | None = None
+    owner: str | None = None
     live: bool
     persisted: bool
     header: dict[str, Any]

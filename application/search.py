@@ -86,6 +86,7 @@ def session_matches(record: SessionRecord, wanted: SessionFilter) -> bool:
     checks = (
         wanted.ids is None or header.get("id") in wanted.ids,
         wanted.cwd is None or header.get("cwd") in wanted.cwd,
+        wanted.owner is None or header.get("owner") in wanted.owner,
         wanted.parent is None or header.get("parentSession") in wanted.parent,
         _in_range(header.get("createdAt"), wanted.created_from, wanted.created_to),
         wanted.availability is None

@@ -1,8 +1,8 @@
 """Content search's inputs (filters) and outputs (hits and pages), docs/search.md.
 
 Filters are frozen pydantic models: a list is ORed within its field, fields are
-ANDed, and ``None`` means "no constraint". ``cwd`` and ``parent`` lists may hold
-``None`` itself, meaning "no cwd" and "a root session".
+ANDed, and ``None`` means "no constraint". ``cwd``, ``owner`` and ``parent`` lists
+may hold ``None`` itself, meaning "no cwd", "no owner" and "a root session".
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ class _Filter(BaseModel):
 
 
 class SessionFilter(_Filter):
-    """Which sessions: ids, cwd, created-at range (inclusive), parent, availability."""
+    """Which sessions: ids, cwd, created-at range (inclusive), parent, availability,
+    owner."""
 
     ids: tuple[str, ...] | None = None
     cwd: tuple[str | None, ...] | None = None
@@ -29,6 +30,7 @@ class SessionFilter(_Filter):
     created_to: int | float | None = None
     parent: tuple[str | None, ...] | None = None
     availability: tuple[Availability, ...] | None = None
+    owner: tuple[str | None, ...] | None = None
 
 
 class EventFilter(_Filter):

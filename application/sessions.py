@@ -272,9 +272,13 @@ class Sessions(Application[str]):
         created_at: int | None = None,
         seed_length: int | None = None,
         delegation_depth: int | None = None,
+        owner: str | None = None,
         strict: bool = False,
     ) -> SessionHandle:
         """Start a live session; nothing is stored until its first non-empty flush.
+
+        ``owner`` (a tenant or user id) is an immutable header field that scoped
+        filters select by (docs/events.md#header); forks inherit it.
 
         A seed (forked or imported history) passes the seed rules and checks (a)–(c) of
         docs/events.md#the-append-pipeline, and the turn invariants too when ``strict``.
@@ -290,6 +294,7 @@ class Sessions(Application[str]):
             parent_session=parent_session,
             seed_length=seed_length,
             delegation_depth=delegation_depth,
+            owner=owner,
             clock=self.clock,
         )
         if self.is_stored(session_id):
@@ -425,6 +430,7 @@ class Sessions(Application[str]):
         *,
         create: bool = False,
         cwd: str | None = None,
+        owner: str | None = None,
         timeout: float | None = None,
     ) -> Iterator[SessionHandle]:
         """Hold a session for one request: flushed on success, discarded on error.
@@ -435,16 +441,21 @@ class Sessions(Application[str]):
         block ends normally its events are flushed in one transaction; when any
         block raises (whatever the exception), every event it appended is
         discarded and the exception propagates. ``create`` starts the session if
-        it does not exist. Across processes, a concurrent writer makes the flush
+        it does not exist (with ``cwd`` and ``owner`` in its header; an existing
+        session keeps its own). Across processes, a concurrent writer makes the flush
         raise :class:`SessionConflictError`; :meth:`run_with_retry` re-runs the
         whole block.
         """
         check_session_id(session_id)
-        owner = thread_owner()
+        holder = thread_owner()
         wait = self.command_timeout if timeout is None else timeout
-        with self.holding(session_id, owner, wait) as depth:
+        with self.holding(session_id, holder, wait) as depth:
             handle = self._command_handle(
-                session_id, outermost=depth == 1, create=create, cwd=cwd
+                session_id,
+                outermost=depth == 1,
+                create=create,
+                cwd=cwd,
+                owner=owner,
             )
             mark = len(handle.aggregate.pending_events)
             try:
@@ -510,7 +521,13 @@ class Sessions(Application[str]):
             self._locks.release(session_id, owner)
 
     def _command_handle(
-        self, session_id: str, *, outermost: bool, create: bool, cwd: str | None
+        self,
+        session_id: str,
+        *,
+        outermost: bool,
+        create: bool,
+        cwd: str | None,
+        owner: str | None,
     ) -> SessionHandle:
         """The handle a command works on, starting from the stored state."""
         with self._mutex:
@@ -523,7 +540,7 @@ class Sessions(Application[str]):
             return self.get_session(session_id)
         if create and not self.is_stored(session_id):
             try:
-                return self.create_session(cwd=cwd, session_id=session_id)
+                return self.create_session(cwd=cwd, session_id=session_id, owner=owner)
             except SessionAlreadyExistsError:
                 # Another process stored it between the two checks: work on theirs,
                 # as if this command had come second.
@@ -930,6 +947,7 @@ class Sessions(Application[str]):
 
         last = resolve_fork_boundary(source_id, boundary, length, type_at)
         cwd = header.get("cwd")
+        owner = header.get("owner")
         if live is None and last is not None and can_copy(self):
             # A stored parent: copy its validated rows in the store.
             child_id = child_session_id or str(uuid.uuid4())
@@ -939,6 +957,7 @@ class Sessions(Application[str]):
                 source_id,
                 last,
                 cwd=cwd if isinstance(cwd, str) else None,
+                owner=owner if isinstance(owner, str) else None,
                 child_id=child_id,
                 project=self._project_checked,
                 clock=self.clock,
@@ -948,6 +967,7 @@ class Sessions(Application[str]):
         seed = [] if last is None else self.read_events(source_id, limit=last + 1)
         return self.create_session(
             cwd=cwd if isinstance(cwd, str) else None,
+            owner=owner if isinstance(owner, str) else None,
             session_id=child_session_id,
             seed=seed,
             parent_session=source_id,

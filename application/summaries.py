@@ -77,6 +77,7 @@ def summary_row(row: ListingRow, *, live: bool, persisted: bool) -> SessionSumma
         first_prompt=row.first_prompt,
         parent_session=row.parent_session,
         cwd=row.cwd,
+        owner=row.owner,
         live=live,
         persisted=persisted,
         header=copy_json(dict(header)),

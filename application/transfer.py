@@ -180,6 +180,7 @@ def _header_args(header: Mapping[str, Any]) -> dict[str, Any]:
         "parent_session": header.get("parentSession"),
         "seed_length": header.get("seedLength"),
         "delegation_depth": header.get("delegationDepth"),
+        "owner": header.get("owner"),
     }
 
 

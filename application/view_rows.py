@@ -59,6 +59,7 @@ class ListingRow:
     created_at: Number | None = None
     parent_session: str | None = None
     cwd: str | None = None
+    owner: str | None = None
     event_count: int = 0
     updated_at: Number | None = None
     first_prompt: str | None = None
@@ -72,6 +73,7 @@ class ListingRow:
         "created_at": "number",
         "parent_session": "text",
         "cwd": "text",
+        "owner": "text",
         "event_count": "int",
         "updated_at": "number",
         "first_prompt": "text",
@@ -157,6 +159,7 @@ def listing_created(draft: Draft, event: ProjectedEvent) -> None:
     draft["created_at"] = created_at
     draft["parent_session"] = _text(header.get("parentSession"))
     draft["cwd"] = _text(header.get("cwd"))
+    draft["owner"] = _text(header.get("owner"))
     if draft["updated_at"] is None:
         draft["updated_at"] = created_at
 

@@ -31,12 +31,34 @@ HEADER_KEYS: Final = (
     "parentSession",
     "seedLength",
     "delegationDepth",
+    "owner",
 )
 """The keys a stored header may hold, in the order the header line writes them."""
+
+OWNER_RULE: Final = (
+    "session owner must be a non-empty string without NUL or lone surrogates"
+)
 
 
 def _is_number(value: object) -> bool:
     return type(value) is int or type(value) is float
+
+
+def is_storable_text(text: str) -> bool:
+    """Text every backend can key rows by: no NUL (PostgreSQL ``text`` cannot hold
+    it) and no lone surrogate (SQLite's driver cannot encode one)."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def is_owner(value: object) -> bool:
+    """An ``owner`` is a non-empty string of storable text (docs/events.md#header)."""
+    return type(value) is str and bool(value) and is_storable_text(value)
 
 
 def is_depth(value: object) -> bool:
@@ -56,7 +78,8 @@ def check_header_shape(
     A header is an object with ``type:"session"``, a numeric ``version`` (optional
     only for the original harness's later logs, ``require_version=False``), a string
     ``id`` and a numeric ``createdAt``; a ``delegationDepth`` present must be a
-    non-negative safe integer. Extra keys are kept. ``source`` names the input in
+    non-negative safe integer, an ``owner`` present must pass :func:`is_owner`.
+    Extra keys are kept. ``source`` names the input in
     the error, since the header's own id is not trusted yet.
     """
     if not isinstance(value, dict) or value.get("type") != "session":
@@ -68,6 +91,8 @@ def check_header_shape(
         shaped = shaped and is_depth(value["delegationDepth"])
     elif require_depth:
         shaped = False
+    if "owner" in value:
+        shaped = shaped and is_owner(value["owner"])
     if not shaped:
         raise CorruptSessionLogError(NOT_A_HEADER, session_id=source, seq=None)
     return {key: item for key, item in value.items() if key != "type"}

@@ -29,7 +29,12 @@ from agentlog.domain.errors import (
     SurfaceError,
 )
 from agentlog.domain.events import SessionEvent, build_event
-from agentlog.domain.header import SESSION_FORMAT_VERSION
+from agentlog.domain.header import (
+    OWNER_RULE,
+    SESSION_FORMAT_VERSION,
+    is_owner,
+    is_storable_text,
+)
 from agentlog.domain.invariants import TurnInvariants
 from agentlog.domain.json import Envelope, NotJsonError, dumps, loads, snapshot_json
 from agentlog.domain.repair import RepairTracker
@@ -62,6 +67,7 @@ def make_header(
     parent_session: str | None = None,
     seed_length: int | None = None,
     delegation_depth: int | None = None,
+    owner: str | None = None,
     clock: Clock = now_ms,
 ) -> dict[str, Any]:
     """Build a header the way the store does, checking its fields.
@@ -84,6 +90,8 @@ def make_header(
     ):
         if value is not None and (type(value) is not int or value < 0):
             raise SessionError(f"session {name} must be a non-negative integer")
+    if owner is not None and not is_owner(owner):
+        raise SessionError(OWNER_RULE)
     header: dict[str, Any] = {
         "version": SESSION_FORMAT_VERSION,
         "id": session_id,
@@ -97,6 +105,8 @@ def make_header(
         header["seedLength"] = seed_length
     if delegation_depth is not None:
         header["delegationDepth"] = delegation_depth
+    if owner is not None:
+        header["owner"] = owner
     return header
 
 
@@ -128,17 +138,8 @@ def check_new_session_id(session_id: object) -> None:
     backend alike, so swapping stores never changes which ids are valid.
     """
     check_session_id(session_id)
-    text = str(session_id)
-    if "\x00" in text or _has_lone_surrogate(text):
+    if not is_storable_text(str(session_id)):
         raise SessionError("session id must not contain NUL or lone surrogates")
-
-
-def _has_lone_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def header_line(header: Mapping[str, Any]) -> dict[str, Any]:

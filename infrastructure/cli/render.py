@@ -290,6 +290,7 @@ def header_view(
     table.add_row("created", datum(when(header.get("createdAt"))))
     for key, label in (
         ("cwd", "cwd"),
+        ("owner", "owner"),
         ("parentSession", "forked from"),
         ("seedLength", "inherited events"),
         ("delegationDepth", "delegation depth"),

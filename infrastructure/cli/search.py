@@ -78,6 +78,12 @@ def search(
     cwd: Annotated[
         str | None, typer.Option("--cwd", metavar="P", help="Sessions with this cwd.")
     ] = None,
+    owner: Annotated[
+        str | None,
+        typer.Option(
+            "--owner", metavar="O", callback=encodable, help="Sessions of this owner."
+        ),
+    ] = None,
     types: Annotated[
         list[str] | None, typer.Option("--type", metavar="T", help="Event type.")
     ] = None,
@@ -112,7 +118,10 @@ def search(
             )
             lines = [hit_line(hit) for hit in page.items]
         else:
-            sessions = SessionFilter(cwd=None if cwd is None else (cwd,))
+            sessions = SessionFilter(
+                cwd=None if cwd is None else (cwd,),
+                owner=None if owner is None else (owner,),
+            )
             found = reader.search_sessions(
                 query,
                 session_filter=sessions,

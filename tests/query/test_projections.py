@@ -170,7 +170,7 @@ def test_each_view_tracks_its_own_position(app: Sessions, backend: str) -> None:
                 for r in connection.execute("SELECT application_name FROM tracking")
             }
         assert {
-            "Sessions#listing.v2",
+            "Sessions#listing.v3",
             "Sessions#titles.v2",
             "Sessions#lineage.v2",
         } <= names

@@ -277,7 +277,7 @@ class Sessions(Application[str]):
     ) -> SessionHandle:
         """Start a live session; nothing is stored until its first non-empty flush.
 
-        ``owner`` (a tenant or user id) is an immutable header field that scoped
+        ``owner`` (a tenant or user id) is an immutable header field that session
         filters select by (docs/events.md#header); forks inherit it.
 
         A seed (forked or imported history) passes the seed rules and checks (a)–(c) of

@@ -265,6 +265,14 @@ def _reason(error: BaseException) -> str:
     return str(error) or "unknown error"
 
 
+class ModelToolError(AgentlogError, ValueError):
+    """A model tool was called wrongly or configured wrongly (docs/tools.md).
+
+    The message names the argument or setting and what was wrong with it; a model
+    reads it as the tool's error result.
+    """
+
+
 class StoreURLError(AgentlogError, ValueError):
     """A store URL (or a store setting) this build cannot use."""
 

@@ -1,0 +1,99 @@
+"""The caller of the tools: its session, its scope, and its current step.
+
+Every read a tool makes goes through the caller's scoped query (the scope rules are
+docs/scope.md's): a session outside the scope is exactly a missing one. The caller
+is resolved once, when the tools are bound to it, and an unknown caller fails
+closed there. Its log is read again on each call that needs the current step,
+because the caller keeps appending.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from agentlog.application.query import SessionQuery
+from agentlog.application.search_models import EventFilter, SessionFilter
+from agentlog.domain.errors import SessionQueryError
+
+if TYPE_CHECKING:
+    from agentlog.application.query_models import (
+        SessionEventRecord,
+        SessionEventTrace,
+        SessionEventWindow,
+        SessionLineageTrace,
+        SessionRecord,
+    )
+    from agentlog.application.search_models import SearchEventPage, SearchSessionPage
+    from agentlog.application.sessions import Sessions
+    from agentlog.domain.title import TitleSnapshot
+
+STEP_START = "step/start"
+
+
+class CallerReads(Protocol):
+    """The reads the tools make; a scoped ``SessionQuery`` view provides them."""
+
+    def read_title(self, session_id: str) -> TitleSnapshot | None: ...
+
+    def read_event(
+        self, session_id: str, seq: object, before: object = 0, after: object = 0
+    ) -> SessionEventWindow: ...
+
+    def trace_event(self, session_id: str, seq: object) -> SessionEventTrace: ...
+
+    def trace_session(self, session_id: str) -> SessionLineageTrace: ...
+
+    def filter_sessions(self, session_filter: object = None) -> list[SessionRecord]: ...
+
+    def filter_events(
+        self, session_id: str, event_filter: object = None
+    ) -> list[SessionEventRecord]: ...
+
+    def search_sessions(self, query: object, **options: Any) -> SearchSessionPage: ...
+
+    def search_events(
+        self, session_id: str, query: object, **options: Any
+    ) -> SearchEventPage: ...
+
+
+def scoped_reads(app: Sessions, caller_id: str) -> CallerReads:
+    """The reads ``caller_id`` may make: only sessions in its scope exist."""
+    return SessionQuery(app)
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The session the tools act for, and the reads its scope allows."""
+
+    id: str
+    header: dict[str, Any]
+    reads: CallerReads
+
+    @classmethod
+    def resolve(cls, app: Sessions, caller_id: object) -> Caller:
+        """The caller, or ``SESSION_QUERY_SESSION_NOT_FOUND`` (fail closed)."""
+        if type(caller_id) is not str or not caller_id:
+            raise SessionQueryError.not_found(caller_id)
+        reads = scoped_reads(app, caller_id)
+        found = reads.filter_sessions(SessionFilter(ids=(caller_id,)))
+        if not found:
+            raise SessionQueryError.not_found(caller_id)
+        return cls(caller_id, found[0].header, reads)
+
+    @property
+    def cwd(self) -> str | None:
+        cwd = self.header.get("cwd")
+        return cwd if isinstance(cwd, str) else None
+
+    def current_step_start(self) -> int | None:
+        """The seq where the caller's current step begins: its last ``step/start``.
+
+        Everything from there on is the step making this call (its request, the
+        tool call itself, results of calls beside it), so a search of the caller's
+        own session stops before it. ``None``: the log has no step yet, so it
+        cannot hold a tool call either (calls are enclosed in steps,
+        docs/invariants.md).
+        """
+        steps = self.reads.filter_events(self.id, EventFilter(types=(STEP_START,)))
+        return steps[-1].seq if steps else None

@@ -10,7 +10,17 @@ from agentlog.infrastructure.cli.demo import command as demo
 from agentlog.infrastructure.cli import reads, search, writes
 
 # isort: split
-from agentlog.infrastructure.cli import migrate, schema
+from agentlog.infrastructure.cli import mcp, migrate, schema
 from agentlog.infrastructure.cli.program import cli, main
 
-__all__ = ["cli", "demo", "main", "migrate", "reads", "schema", "search", "writes"]
+__all__ = [
+    "cli",
+    "demo",
+    "main",
+    "mcp",
+    "migrate",
+    "reads",
+    "schema",
+    "search",
+    "writes",
+]

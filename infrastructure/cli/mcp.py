@@ -1,0 +1,101 @@
+"""The ``mcp`` command: the model tools for one caller, over MCP (docs/tools.md#mcp).
+
+``agentlog mcp --caller ID`` serves the five read-only tools of
+:mod:`agentlog.application.model_tools` on stdin/stdout (what an MCP client that
+launches servers expects), or with ``--http`` over streamable HTTP on 127.0.0.1.
+Like every read, it never creates a store, and an unknown caller stops it before
+it serves anything: one line on stderr, exit 1.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import anyio
+import typer
+
+from agentlog.application.model_tools import DEFAULT_MAX_SEARCH_RESULTS, ModelTools
+from agentlog.domain.errors import SessionQueryError
+from agentlog.infrastructure.cli.program import (
+    CliState,
+    cli,
+    encodable,
+    fail,
+    opened,
+    reported,
+)
+from agentlog.infrastructure.mcp_server import (
+    HTTP_HOST,
+    HTTP_PATH,
+    build_server,
+    log_to_stderr,
+    serve_http,
+    serve_stdio,
+)
+from agentlog.infrastructure.store import parse_store_url
+
+SEARCH_MAX = 10_000
+DEFAULT_PORT = 8765
+
+
+@cli.command("mcp", rich_help_panel="Read")
+def mcp_command(
+    ctx: typer.Context,
+    caller: Annotated[
+        str,
+        typer.Option(
+            "--caller",
+            metavar="SESSION_ID",
+            callback=encodable,
+            help="The session whose agent calls the tools; they see only what "
+            "its scope allows (its workspace).",
+        ),
+    ],
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            metavar="URL",
+            help="The store (as the global --store; this one wins).",
+            show_default=False,
+        ),
+    ] = None,
+    max_search_results: Annotated[
+        int,
+        typer.Option(
+            "--max-search-results",
+            metavar="N",
+            min=1,
+            max=SEARCH_MAX,
+            help=f"Results one search call returns at most (1 to {SEARCH_MAX}).",
+        ),
+    ] = DEFAULT_MAX_SEARCH_RESULTS,
+    http: Annotated[
+        bool,
+        typer.Option(
+            "--http",
+            help=f"Serve streamable HTTP at http://{HTTP_HOST}:PORT{HTTP_PATH} "
+            "instead of stdio.",
+        ),
+    ] = False,
+    port: Annotated[
+        int,
+        typer.Option("--port", min=1, max=65535, help="The port of --http."),
+    ] = DEFAULT_PORT,
+) -> None:
+    """Serve the model tools to an MCP client, bound to one caller session."""
+    if store is not None:
+        with reported():
+            parse_store_url(store)
+        ctx.obj = CliState(store)
+    log_to_stderr()
+    with opened(ctx) as app:
+        try:
+            tools = ModelTools(app, caller, max_search_results=max_search_results)
+        except SessionQueryError as error:
+            raise fail(f"caller {error}") from None
+        server = build_server(tools)
+        if http:
+            serve_http(server, port)
+        else:
+            anyio.run(serve_stdio, server)

@@ -1,7 +1,7 @@
 """The caller of the tools: its session, its scope, and its current step.
 
-Every read a tool makes goes through the caller's scoped query (the scope rules are
-docs/scope.md's): a session outside the scope is exactly a missing one. The caller
+Every read a tool makes goes through the caller's scoped query
+(docs/tools.md#scope): a session outside the scope is exactly a missing one. The caller
 is resolved once, when the tools are bound to it, and an unknown caller fails
 closed there. Its log is read again on each call that needs the current step,
 because the caller keeps appending.

@@ -1,0 +1,140 @@
+"""``agentlog mcp`` end to end, with the MCP SDK's own client over stdio (SQLite)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from agentlog.application.model_tools import PROMPT_TEXT, TOOLS
+from agentlog.infrastructure.store import open_sessions
+from tests.tools.support import build
+
+COMMAND = [sys.executable, "-m", "agentlog.infrastructure.cli", "mcp"]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> str:
+    url = f"sqlite:///{tmp_path / 'agentlog.db'}"
+    app = open_sessions(url, create=True)
+    try:
+        build(app)
+    finally:
+        app.close()
+    return url
+
+
+def run_client(
+    store: str, tmp_path: Path, calls: list[tuple[str, Any]]
+) -> dict[str, Any]:
+    """Start the server, list its tools and make ``calls``; what came back."""
+    seen: dict[str, Any] = {"calls": []}
+
+    async def session() -> None:
+        params = StdioServerParameters(
+            command=COMMAND[0],
+            args=[*COMMAND[1:], "--caller", "me", "--store", store],
+            cwd=tmp_path,
+        )
+        with (tmp_path / "server.err").open("w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                init = await client.initialize()
+                seen["instructions"] = init.instructions
+                seen["tools"] = (await client.list_tools()).tools
+                for name, arguments in calls:
+                    result = await client.call_tool(name, arguments)
+                    texts = [getattr(block, "text", None) for block in result.content]
+                    seen["calls"].append((result.is_error, texts))
+
+    anyio.run(session)
+    seen["stderr"] = (tmp_path / "server.err").read_text()
+    return seen
+
+
+def test_list_and_call_every_tool_over_stdio(store: str, tmp_path: Path) -> None:
+    calls: list[tuple[str, Any]] = [
+        ("session_search", {"query": "parser"}),
+        ("session_event_search", {"query": "parser"}),
+        ("session_trace", {"session_id": "plan-fork"}),
+        ("session_event_trace", {"session_id": "plan", "seq": 1}),
+        ("session_event_read", {"session_id": "plan", "seq": 1, "after": 1}),
+        ("session_event_read", {"seq": "one", "before": 99}),
+        ("session_trace", {"session_id": "never-was"}),
+        ("session_delete", {}),
+        ("session_trace", None),
+    ]
+    seen = run_client(store, tmp_path, calls)
+    listed = {tool.name: tool for tool in seen["tools"]}
+    assert list(listed) == [tool.name for tool in TOOLS]
+    for tool in TOOLS:
+        published = listed[tool.name]
+        assert published.description == tool.description
+        assert published.input_schema == tool.input_schema()
+        assert published.annotations is not None
+        assert published.annotations.read_only_hint is True
+    assert seen["instructions"] == PROMPT_TEXT
+    results = seen["calls"]
+    assert all(len(texts) == 1 for _, texts in results)
+    ok = [(error, texts[0]) for error, texts in results]
+    assert ok[0][0] is False and "1. Session plan — Parser rewrite plan" in ok[0][1]
+    assert "Session me" not in ok[0][1]
+    assert ok[1][0] is False and ok[1][1].startswith("Session me — untitled\n")
+    assert ok[2][0] is False and "- plan — Parser rewrite plan | " in ok[2][1]
+    assert ok[3][0] is False and "Replaced by: " in ok[3][1]
+    assert ok[4][0] is False and '"type": "user/message"' in ok[4][1]
+    assert ok[5] == (
+        True,
+        "invalid arguments for session_event_read: seq must be an integer; "
+        "before must be at most 50",
+    )
+    assert ok[6] == (True, 'session "never-was" not found')
+    assert ok[7][0] is True and ok[7][1].startswith('unknown tool "session_delete"')
+    assert ok[8][0] is False and ok[8][1].startswith("Session me — untitled")
+    assert "Traceback" not in seen["stderr"]
+
+
+def test_mcp_never_creates_a_store(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.db"
+    run = subprocess.run(
+        [*COMMAND, "--caller", "me", "--store", f"sqlite:///{missing}"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 1
+    assert run.stdout == ""
+    assert run.stderr.count("\n") == 1 and run.stderr.startswith("no store at ")
+    assert not missing.exists()
+
+
+def test_an_unknown_caller_fails_closed_at_startup(store: str) -> None:
+    run = subprocess.run(
+        [*COMMAND, "--caller", "nobody\x1b[2J", "--store", store],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 1
+    assert run.stdout == ""
+    assert run.stderr == 'caller session "nobody\\x1b[2J" not found\n'
+
+
+def test_help_works() -> None:
+    run = subprocess.run(
+        [*COMMAND, "--help"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert run.returncode == 0
+    assert "--caller" in run.stdout and "--http" in run.stdout

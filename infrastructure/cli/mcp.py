@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import anyio
 import typer
 
 from agentlog.application.model_tools import DEFAULT_MAX_SEARCH_RESULTS, ModelTools
@@ -24,18 +23,12 @@ from agentlog.infrastructure.cli.program import (
     opened,
     reported,
 )
-from agentlog.infrastructure.mcp_server import (
-    HTTP_HOST,
-    HTTP_PATH,
-    build_server,
-    log_to_stderr,
-    serve_http,
-    serve_stdio,
-)
 from agentlog.infrastructure.store import parse_store_url
 
 SEARCH_MAX = 10_000
 DEFAULT_PORT = 8765
+HTTP_URL = "http://127.0.0.1:PORT/mcp"
+"""Where ``--http`` serves (``mcp_server.HTTP_HOST`` and ``HTTP_PATH``)."""
 
 
 @cli.command("mcp", rich_help_panel="Read")
@@ -74,8 +67,7 @@ def mcp_command(
         bool,
         typer.Option(
             "--http",
-            help=f"Serve streamable HTTP at http://{HTTP_HOST}:PORT{HTTP_PATH} "
-            "instead of stdio.",
+            help=f"Serve streamable HTTP at {HTTP_URL} instead of stdio.",
         ),
     ] = False,
     port: Annotated[
@@ -84,6 +76,17 @@ def mcp_command(
     ] = DEFAULT_PORT,
 ) -> None:
     """Serve the model tools to an MCP client, bound to one caller session."""
+    # The SDK (and its web stack) is imported here, not with the command line:
+    # it would double the start-up time of every other command.
+    import anyio
+
+    from agentlog.infrastructure.mcp_server import (
+        build_server,
+        log_to_stderr,
+        serve_http,
+        serve_stdio,
+    )
+
     if store is not None:
         with reported():
             parse_store_url(store)

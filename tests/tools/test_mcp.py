@@ -138,3 +138,15 @@ def test_help_works() -> None:
     )
     assert run.returncode == 0
     assert "--caller" in run.stdout and "--http" in run.stdout
+
+
+def test_the_command_line_loads_the_sdk_only_for_mcp() -> None:
+    code = "import sys, agentlog.infrastructure.cli; print('mcp' in sys.modules)"
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert run.stdout.strip() == "False"
+    from agentlog.infrastructure.cli.mcp import HTTP_URL
+    from agentlog.infrastructure.mcp_server import HTTP_HOST, HTTP_PATH
+
+    assert HTTP_URL == f"http://{HTTP_HOST}:PORT{HTTP_PATH}"

@@ -149,4 +149,4 @@ def test_the_command_line_loads_the_sdk_only_for_mcp() -> None:
     from agentlog.infrastructure.cli.mcp import HTTP_URL
     from agentlog.infrastructure.mcp_server import HTTP_HOST, HTTP_PATH
 
-    assert HTTP_URL == f"http://{HTTP_HOST}:PORT{HTTP_PATH}"
+    assert f"http://{HTTP_HOST}:PORT{HTTP_PATH}" == HTTP_URL

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
-from agentlog.application.search_index import SearchIndex, search_index_of
+from agentlog.application.search_index import (
+    IndexedDocument,
+    IndexQuery,
+    SearchIndex,
+    SearchView,
+    search_index_of,
+)
 from agentlog.application.search_match import (
     Match,
     OrderKey,
@@ -38,12 +44,13 @@ from agentlog.application.search_models import (
     SessionFilter,
     SessionSearchHit,
 )
+from agentlog.application.search_plan import IndexPlan
 from agentlog.application.store_reader import StoreReader
 from agentlog.domain.errors import SessionQueryError
 from agentlog.domain.search_text import SearchDocument, document_text, normalize_space
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Collection, Sequence
 
     from agentlog.application.query import SessionQuery
     from agentlog.application.query_models import (
@@ -199,7 +206,9 @@ class ContentSearch:
                 surface[index],
                 text,
             )
-            key = order_key(result, document.time, session_id, document.seq)
+            key = order_key(
+                result.document_tokens, document.time, session_id, document.seq
+            )
             found.append(_Found(key, document, result, index >= first_unflushed))
         return found
 
@@ -220,11 +229,15 @@ class ContentSearch:
         wanted = _filter(event_filter, EventFilter)
         mark = fingerprint("events", session_id, phrase, wanted.model_dump())
         after = None if cursor is None else decode_cursor(cursor, mark)
-        found = sorted(self._events(session_id, phrase, wanted), key=lambda f: f.key)
-        page, more = _page(found, after, size)
+        hits = self._indexed_events(session_id, phrase, wanted, after, size)
+        if hits is None:
+            found = sorted(self._found(session_id, phrase, wanted), key=_key)
+            page, more = _page(found, after, size)
+            hits = [(f.key, f.hit()) for f in page], more
+        items, more = hits
         return SearchEventPage(
-            items=[f.hit() for f in page],
-            next_cursor=encode_cursor(mark, page[-1].key) if more else None,
+            items=[hit for _, hit in items],
+            next_cursor=encode_cursor(mark, items[-1][0]) if more else None,
         )
 
     def search_sessions(
@@ -252,29 +265,27 @@ class ContentSearch:
         )
         after = None if cursor is None else decode_cursor(cursor, mark)
         index = self._index()
-        ids = None
+        allowed = None
         if index is None or sessions != SessionFilter():
             # Without a session filter the index alone says which sessions match.
             records = self.filter_sessions(sessions)
-            ids = [str(record.header.get("id")) for record in records]
-        best = [
-            min(found, key=lambda f: f.key)
-            for found in self._by_session(index, ids, phrase, wanted).values()
-            if found
-        ]
-        best.sort(key=lambda f: f.key)
-        page, more = _page(best, after, size)
+            allowed = {str(record.header.get("id")) for record in records}
+        if index is None:
+            scanned = allowed or set()
+            best = self._scanned_best(scanned, phrase, wanted, after)
+        else:
+            best = self._indexed_best(index, allowed, phrase, wanted, after, size)
+        best.sort(key=lambda pair: pair[0])
+        page, more = best[:size], len(best) > size
         items = [
             SessionSearchHit.model_construct(
-                session_id=f.document.session_id,
-                title=self._title(f.document.session_id),
-                hit=f.hit(),
+                session_id=hit.session_id, title=self._title(hit.session_id), hit=hit
             )
-            for f in page
+            for _, hit in page
         ]
         return SearchSessionPage(
             items=items,
-            next_cursor=encode_cursor(mark, page[-1].key) if more else None,
+            next_cursor=encode_cursor(mark, page[-1][0]) if more else None,
         )
 
     # ---------------------------------------------------------- sources
@@ -300,57 +311,95 @@ class ContentSearch:
             log.warning("search skips session %r: %s", session_id, error)
             return []
 
-    def _by_session(
+    def _scanned_best(
         self,
-        index: SearchIndex | None,
-        ids: list[str] | None,
+        session_ids: Collection[str],
         phrase: tuple[str, ...],
         wanted: EventFilter,
-    ) -> dict[str, list[_Found]]:
-        """Hits per session (of ``ids``; ``None``: every session): stored ones
-        from the index, unflushed ones by scan."""
-        if index is None:
-            return {key: self._scan(key, phrase, wanted) for key in ids or ()}
-        unflushed = {h.id for h in self.query.app.unflushed_sessions()}
-        allowed = None if ids is None else set(ids) - unflushed
-        found: dict[str, list[_Found]] = {
-            session_id: self._scan(session_id, phrase, wanted)
-            for session_id in unflushed
-            if ids is None or session_id in ids
-        }
+        after: OrderKey | None,
+    ) -> list[tuple[OrderKey, SearchHit]]:
+        """Each scanned session's strongest hit, if it comes after ``after``."""
+        best: list[tuple[OrderKey, SearchHit]] = []
+        for session_id in session_ids:
+            found = self._scan(session_id, phrase, wanted)
+            if found:
+                top = min(found, key=_key)
+                if after is None or top.key > after:
+                    best.append((top.key, top.hit()))
+        return best
+
+    def _indexed_best(
+        self,
+        index: SearchIndex,
+        allowed: set[str] | None,
+        phrase: tuple[str, ...],
+        wanted: EventFilter,
+        after: OrderKey | None,
+        size: int,
+    ) -> list[tuple[OrderKey, SearchHit]]:
+        """Strongest hits per session: from the index for stored sessions,
+        by scanning for sessions with unflushed events (or that the index
+        cannot match exactly)."""
+        view = index.search.view
         try:
-            documents = index.search.view.candidates(phrase, None)
+            scanned = {h.id for h in self.query.app.unflushed_sessions()}
+            scanned |= view.long_sessions()
         except Exception as error:
             raise SessionQueryError.listing_failed(error) from error
-        for document in documents:
-            key = document.session_id
-            if (key not in unflushed) if allowed is None else (key in allowed):
-                hit = _indexed(document, phrase, wanted)
-                if hit is not None:
-                    found.setdefault(document.session_id, []).append(hit)
-        return found
+        if allowed is not None:
+            scanned &= allowed
+            allowed = allowed - scanned
+        best = self._scanned_best(scanned, phrase, wanted, after)
+        stored = _Stored(self.query, phrase, wanted)
+        plan_query = IndexQuery(
+            phrase,
+            wanted,
+            sessions=None if allowed is None else frozenset(allowed),
+            excluded=frozenset(scanned),
+        )
+        try:
+            plan = IndexPlan(view, plan_query, check=stored.check)
+            rows = plan.sessions(after, size)
+        except SessionQueryError:
+            raise
+        except Exception as error:
+            raise SessionQueryError.listing_failed(error) from error
+        best += [(row.key, stored.hit(row)) for row in rows]
+        return best
 
-    def _events(
-        self, session_id: str, phrase: tuple[str, ...], wanted: EventFilter
-    ) -> list[_Found]:
-        """One session's hits: from the index if it is stored and flushed."""
+    def _indexed_events(
+        self,
+        session_id: str,
+        phrase: tuple[str, ...],
+        wanted: EventFilter,
+        after: OrderKey | None,
+        size: int,
+    ) -> tuple[list[tuple[OrderKey, SearchHit]], bool] | None:
+        """One session's page from the index; ``None``: scan it instead (no
+        index, unflushed events, or documents the index cannot match)."""
         index = self._index()
         query = self.query
         handle = query.app.live_session(session_id)
         if index is None or (handle is not None and handle.unflushed):
-            return self._found(session_id, phrase, wanted)
+            return None
         if handle is None:
             query._require_stored(session_id)
-        view = index.search.view
+        view: SearchView = index.search.view
         try:
             state = view.select_rows([session_id]).get(session_id)
-            documents = [] if state is None else view.candidates(phrase, [session_id])
+            if state is None:
+                return [], False
+            if state.broken or session_id in view.long_sessions():
+                return None  # the scan raises the fold error, or matches exactly
+            stored = _Stored(query, phrase, wanted)
+            plan = IndexPlan(view, IndexQuery(phrase, wanted), check=stored.check)
+            rows = plan.events(session_id, after, size)
+        except SessionQueryError:
+            raise
         except Exception as error:
             raise SessionQueryError.listing_failed(error) from error
-        if state is not None and state.broken:
-            return self._found(session_id, phrase, wanted)  # raises its fold error
-        hits = (_indexed(document, phrase, wanted) for document in documents)
-        return [hit for hit in hits if hit is not None]
+        page = [(row.key, stored.hit(row)) for row in rows[:size]]
+        return page, len(rows) > size
 
     def _title(self, session_id: str) -> str | None:
         try:
@@ -360,18 +409,55 @@ class ContentSearch:
         return None if title is None else title.title
 
 
-def _indexed(
-    document: SearchDocument, phrase: tuple[str, ...], wanted: EventFilter
-) -> _Found | None:
-    """An index candidate, checked exactly as the scan checks an event."""
-    place = {"seq": document.seq, "time": document.time, "type": document.type}
-    if not event_matches(place, document.surface, wanted, document.text):
-        return None
-    result = match(document.text, phrase)
-    if result is None:
-        return None
-    key = order_key(result, document.time, document.session_id, document.seq)
-    return _Found(key, document, result, live=False)
+class _Stored:
+    """Indexed documents made hits: each page row's event read from the log."""
+
+    def __init__(
+        self, query: SessionQuery, phrase: tuple[str, ...], wanted: EventFilter
+    ) -> None:
+        self.log = query.app.stored_log
+        self.phrase = phrase
+        self.wanted = wanted
+        self.check = None if wanted.text is None else self._check
+        self._texts: dict[tuple[str, int], tuple[Envelope | None, str]] = {}
+
+    def _read(self, row: IndexedDocument) -> tuple[Envelope | None, str]:
+        place = (row.session_id, row.seq)
+        if place not in self._texts:
+            try:
+                events = self.log.events(row.session_id, row.seq, row.seq)
+            except Exception as error:
+                raise SessionQueryError.load_failed(row.session_id, error) from error
+            event = events[0] if events else None
+            text = None if event is None else document_text(event)
+            self._texts[place] = (event, text or "")
+        return self._texts[place]
+
+    def _check(self, row: IndexedDocument) -> bool:
+        """The ``text`` clause, which needs the event's text from the log."""
+        _, text = self._read(row)
+        wanted = self.wanted.text
+        return wanted is not None and normalize_space(wanted) in normalize_space(text)
+
+    def hit(self, row: IndexedDocument) -> SearchHit:
+        event, text = self._read(row)
+        found = match(text, self.phrase)
+        piece, marks = snippet(text, None if found is None else found.first)
+        return SearchHit.model_construct(
+            session_id=row.session_id,
+            seq=row.seq,
+            type=row.type,
+            time=None if event is None else event.get("time"),
+            surface=row.surface,
+            snippet=piece,
+            highlights=marks,
+            matched_tokens=0 if found is None else found.matched_tokens,
+            live=False,
+        )
+
+
+def _key(found: _Found) -> OrderKey:
+    return found.key
 
 
 def _page(

@@ -7,10 +7,16 @@ and its tracking position commit in one transaction (:meth:`SearchView.apply`),
 so a crash loses nothing and indexes nothing twice, and a rebuild from position 0
 gives the same index. A session whose log cannot be folded is dropped from the
 index with a logged warning; the other sessions of the batch are indexed.
+
+The index keeps no document text: each document row holds its order key
+(``search_match.OrderKey``) and what the filters need; a page's snippets are
+read from the log. :class:`SearchView` answers pages through two primitives,
+driven by ``search_plan``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import weakref
@@ -22,7 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from agentlog.application.catch_up import SessionViews
 from agentlog.application.projections import SessionProjection, View
 from agentlog.application.view_rows import HEADER_TYPE
-from agentlog.domain.search_text import SearchDocument, document_text
+from agentlog.domain.search_text import SearchDocument, SurfaceClass, document_text
 from agentlog.domain.surface import Surface, fold_step
 
 if TYPE_CHECKING:
@@ -31,10 +37,29 @@ if TYPE_CHECKING:
     from eventsourcing.application import Application
     from eventsourcing.persistence import Tracking
 
+    from agentlog.application.search_match import OrderKey
+    from agentlog.application.search_models import EventFilter
+    from agentlog.application.sessions import Sessions
     from agentlog.application.view_rows import ProjectedEvent
     from agentlog.domain.json import Json
 
 log = logging.getLogger(__name__)
+SURFACES: tuple[SurfaceClass, ...] = ("current", "shadowed", "log-only")
+"""Surface classes by their stored code (the index stores the position)."""
+TEXT_SUM_MODULUS = 2**62
+
+
+def text_hash(seq: int, text: str) -> int:
+    """A short hash of one document's indexed text (summed per session)."""
+    raw = f"{seq}:".encode() + text.encode("utf-8", "surrogatepass")
+    digest = hashlib.blake2b(raw, digest_size=8).digest()
+    return int.from_bytes(digest, "big") % TEXT_SUM_MODULUS
+
+
+def text_sum(documents: Mapping[int, str]) -> int:
+    """The session's ``text_sum``: its documents' hashes summed (order-free)."""
+    total = sum(text_hash(seq, text) for seq, text in documents.items())
+    return total % TEXT_SUM_MODULUS
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,19 +67,51 @@ class SearchState:
     """One session's decision state: the next seq expected and the surface.
 
     ``broken`` sessions failed to fold; they have no documents and stay out.
+    ``text_sum`` sums the hashes of the session's indexed texts, so a view that
+    must name a document's text to forget it (a contentless FTS5 table) can
+    check that the texts it recomputes from the log are the ones it indexed.
     """
 
     session_id: str
     next_seq: int = 0
     surface: Json = None
     broken: bool = False
+    text_sum: int = 0
 
     KINDS: ClassVar[Mapping[str, str]] = {
         "session_id": "text",
         "next_seq": "int",
         "surface": "json",
         "broken": "int",
+        "text_sum": "int",
     }
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedDocument:
+    """One document as the index holds it: where it is, its class and its key."""
+
+    session_id: str
+    seq: int
+    type: str
+    surface: SurfaceClass
+    doc_tokens: int
+    neg_time: float
+
+    @property
+    def key(self) -> OrderKey:
+        return (self.doc_tokens, self.neg_time, self.session_id, -self.seq)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexQuery:
+    """What a page asks the index: the phrase, the event filter's columns
+    (its ``text`` clause is checked by the caller), and which sessions."""
+
+    phrase: tuple[str, ...]
+    wanted: EventFilter
+    sessions: frozenset[str] | None = None
+    excluded: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -70,9 +127,13 @@ class SearchChanges:
 class SearchView(View[SearchState], ABC):
     """Documents and per-session states, written with a tracking position."""
 
-    view_name = "search.v1"
-    table_name = "agentlog_search_v1"
+    view_name = "search.v2"
+    table_name = "agentlog_search_v2"
     row_type = SearchState
+    texts: Callable[[str], Mapping[int, str] | None] | None = None
+    """The indexed texts of a stored session by seq, recomputed from its log
+    (``None``: unreadable); set by :class:`SearchIndex`, needed by a view that
+    forgets a document by its text."""
 
     @abstractmethod
     def apply(
@@ -85,14 +146,50 @@ class SearchView(View[SearchState], ABC):
         write ``change(current states of keys)`` and record ``tracking``."""
 
     @abstractmethod
-    def candidates(
-        self, phrase: Sequence[str], sessions: Collection[str] | None
-    ) -> list[SearchDocument]:
-        """Documents holding the phrase (of these sessions, if given)."""
+    def matching_ids(self, phrase: Sequence[str], cap: int | None) -> list[int] | None:
+        """The ids of the documents holding the phrase, or ``None`` if there
+        are more than ``cap`` (the phrase is common: walk the order instead)."""
 
     @abstractmethod
-    def documents(self) -> list[SearchDocument]:
+    def ranked(
+        self,
+        query: IndexQuery,
+        *,
+        ids: Sequence[int] | None,
+        session_id: str | None = None,
+        after: OrderKey | None = None,
+        upto: OrderKey | None = None,
+        limit: int,
+    ) -> list[IndexedDocument]:
+        """At most ``limit`` matching documents in the search order, with keys in
+        ``(after, upto]``, of one session if given.
+
+        A document matches if it passes the query's filters and its id is in
+        ``ids``, or, with ``ids`` ``None``, if the index says it holds the
+        phrase: the view then walks its order index and tests each document.
+        """
+
+    def long_sessions(self) -> set[str]:
+        """Sessions with documents the index may not match exactly (searched
+        by scanning instead); none unless the backend has such a limit."""
+        return set()
+
+    @abstractmethod
+    def documents(self) -> list[IndexedDocument]:
         """Every document, ordered by session id and seq (rebuild checks)."""
+
+    @abstractmethod
+    def purge(self, session_ids: Collection[str], cursor: Any = None) -> None:
+        """Forget these sessions' documents and states (erasure); in the
+        caller's transaction if given a cursor. Runs while the sessions'
+        events are still readable (a view may need their texts)."""
+
+    def stale(self) -> bool:
+        """True if documents could not be forgotten exactly: rebuild."""
+        return False
+
+    def optimize(self) -> None:
+        """Compact the full-text index after a large catch-up (if it helps)."""
 
     def save(self, keys: Any, merge: Any, tracking: Tracking) -> bool:
         msg = "the search view is written with apply()"
@@ -104,6 +201,7 @@ def fold_search(
 ) -> tuple[SearchState, list[SearchDocument], list[int]]:
     """The session's new state, its new documents and the seqs newly shadowed."""
     state = state or SearchState(session_id)
+    total = state.text_sum
     surface = Surface() if state.surface is None else Surface.from_state(state.surface)
     next_seq = state.next_seq
     documents: list[SearchDocument] = []
@@ -115,6 +213,7 @@ def fold_search(
         text = document_text(envelope)
         if text is not None:
             seq = next_seq
+            total += text_hash(seq, text)
             klass = "current" if seq in surface else "log-only"
             documents.append(
                 SearchDocument(
@@ -136,7 +235,9 @@ def fold_search(
         )
         for doc in documents
     ]
-    new_state = SearchState(session_id, next_seq, surface.to_state())
+    new_state = SearchState(
+        session_id, next_seq, surface.to_state(), text_sum=total % TEXT_SUM_MODULUS
+    )
     return new_state, documents, shadowed
 
 
@@ -211,11 +312,43 @@ class SearchIndex(SessionViews):
     def __init__(self, app: Application[Any], view_class: type[SearchView]) -> None:
         self._app = weakref.ref(app)
         view = cast("SearchView", app.factory.tracking_recorder(view_class))
+        view.texts = self.texts
         self.search = SearchProjection(view)
         self.projections = (self.search,)
         self._positions = {}
         self._lock = threading.RLock()
         self.processed = 0
+
+    def texts(self, session_id: str) -> dict[int, str] | None:
+        """The session's document texts by seq, from its stored log (``None``:
+        the log cannot be read)."""
+        stored = cast("Sessions", self.app).stored_log
+        try:
+            events = stored.events(session_id)
+        except Exception as error:
+            log.warning("search index cannot read session %r: %s", session_id, error)
+            return None
+        found: dict[int, str] = {}
+        for event in events:
+            text = document_text(event)
+            if text is not None:
+                found[event["seq"]] = text
+        return found
+
+    OPTIMIZE_AFTER = 50_000
+    """A catch-up that reads this many notifications compacts the index after."""
+
+    def catch_up(self) -> int:
+        """Pull the index up to date; rebuild it first if it went stale."""
+        with self._lock:
+            view = self.search.view
+            if view.stale():
+                log.warning("search index: documents could not be forgotten; rebuild")
+                return self.rebuild()
+            read = super().catch_up()
+            if read >= self.OPTIMIZE_AFTER:
+                view.optimize()
+            return read
 
 
 _INDEXES: weakref.WeakKeyDictionary[Application[Any], SearchIndex | None] = (

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Final
@@ -23,8 +24,13 @@ SNIPPET_MAX: Final = 200
 _TOKEN: Final = re.compile(r"[^\W_]+")
 _SPACE: Final = re.compile(r"\s")
 
-OrderKey = tuple[int, int, float, str, int]
-"""``(-matched tokens, document tokens, -time, session id, -seq)``: ascending."""
+OrderKey = tuple[int, float, str, int]
+"""``(document tokens, -time, session id, -seq)``, ascending: fewer document
+tokens first, then the newer event, the lower session id, the higher seq. Every
+part is a property of the document alone, so an index can store it and walk it
+in order (docs/search.md#order-hits-and-cursors)."""
+SEQ_MIN: Final = -(2**63)
+SEQ_MAX: Final = 2**63 - 1
 
 
 def parse_query(query: object) -> tuple[str, ...]:
@@ -78,18 +84,52 @@ def match(text: str, phrase: tuple[str, ...]) -> Match | None:
     return Match(count * size, len(words), first)
 
 
-def order_key(found: Match, time: Any, session_id: str, seq: int) -> OrderKey:
-    """More matched tokens, shorter document, newer event, session id, higher seq."""
-    moment = float(time) if type(time) in (int, float) else 0.0
-    return (-found.matched_tokens, found.document_tokens, -moment, session_id, -seq)
+def token_count(text: str) -> int:
+    """The document's length in tokens (as FTS5 ``unicode61`` splits it)."""
+    return sum(1 for _ in _TOKEN.finditer(text))
 
 
-def snippet(text: str, span: tuple[int, int]) -> tuple[str, list[list[int]]]:
+def time_key(time: Any) -> float:
+    """``-time`` as a float (newer first); a non-numeric or unbounded time is 0."""
+    if type(time) not in (int, float):
+        return 0.0
+    try:
+        moment = float(time)
+    except OverflowError:
+        return 0.0
+    return -moment if math.isfinite(moment) else 0.0
+
+
+def order_key(document_tokens: int, time: Any, session_id: str, seq: int) -> OrderKey:
+    """Fewer document tokens, newer event, session id ascending, higher seq."""
+    return (document_tokens, time_key(time), session_id, -seq)
+
+
+def session_bound(key: OrderKey, session_id: str) -> OrderKey:
+    """The bound ``key`` as a 3-part ``(tokens, -time, -seq)`` for one session.
+
+    Within one session, ``k > key`` and ``k <= key`` hold exactly when the other
+    three parts compare so with this triple's, so an index on
+    ``(session id, tokens, -time, -seq)`` can seek to it. Returned with the
+    session id in third place so it is still an ``OrderKey``.
+    """
+    length, moment, cursor_session, neg_seq = key
+    if session_id < cursor_session:
+        neg_seq = SEQ_MAX
+    elif session_id > cursor_session:
+        neg_seq = SEQ_MIN
+    return (length, moment, session_id, neg_seq)
+
+
+def snippet(text: str, span: tuple[int, int] | None) -> tuple[str, list[list[int]]]:
     """At most ``SNIPPET_MAX`` characters around the first match, one line.
 
     Every whitespace character becomes a space (offsets stay put); the match's
-    ``[start, end)`` within the snippet is returned beside it.
+    ``[start, end)`` within the snippet is returned beside it (none without a
+    ``span``: the text no longer holds the phrase).
     """
+    if span is None:
+        return _SPACE.sub(" ", text[:SNIPPET_MAX]), []
     start, end = span
     begin = max(0, start - SNIPPET_BEFORE)
     finish = min(len(text), max(end, begin + SNIPPET_MAX))
@@ -122,15 +162,16 @@ def decode_cursor(cursor: object, print_: str) -> OrderKey:
         value = loads(raw)
     except (ValueError, binascii.Error):
         raise SessionQueryError.invalid_cursor() from None
-    if type(value) is not list or len(value) != 6 or value[0] != print_:
+    if type(value) is not list or len(value) != 5 or value[0] != print_:
         raise SessionQueryError.invalid_cursor()
-    _, matched, length, moment, session_id, seq = value
+    _, length, moment, session_id, seq = value
     if (
-        type(matched) is not int
-        or type(length) is not int
+        type(length) is not int
         or type(moment) not in (int, float)
         or type(session_id) is not str
         or type(seq) is not int
+        or not SEQ_MIN < seq <= SEQ_MAX
+        or not math.isfinite(moment)
     ):
         raise SessionQueryError.invalid_cursor()
-    return (matched, length, float(moment), session_id, seq)
+    return (length, float(moment), session_id, seq)

@@ -1,33 +1,38 @@
-"""The PostgreSQL search index: a GIN-indexed ``tsvector`` kept with tracking.
+"""The PostgreSQL search index: a GIN-indexed ``tsvector`` and an order index.
 
-``agentlog_search_v1`` holds each session's decision state; ``..._docs`` one row
-per document with its exact text as UTF-8 ``surrogatepass`` bytes
-(docs/strings.md) and ``body``: the document's tokens as ``domain.search_text``
-splits them, lower-cased and joined by single spaces — no NUL, no surrogate, no
-punctuation, so PostgreSQL's parser cannot split them its own way.
-``tsv = to_tsvector('simple', body)`` is a stored generated column under a GIN
-index; a query is ``phraseto_tsquery('simple', tokens)``.
+``agentlog_search_v2`` holds each session's decision state; ``..._docs`` one row
+per document *without its text*: session id (UTF-8 ``surrogatepass`` bytes,
+docs/strings.md), ``-seq``, type, surface class (a code), the order key's parts
+(``doc_tokens``, ``neg_time``) under two unique indexes (the key; the session
+then the key), and ``tsv``: ``to_tsvector('simple', …)`` of the document's
+tokens as ``domain.search_text`` splits them, lower-cased and joined by single
+spaces (no NUL, no surrogate, no punctuation, so PostgreSQL's parser cannot split
+them its own way), computed once at insert and kept under a GIN index. A query
+is ``phraseto_tsquery('simple', tokens)``.
 
-``tsvector`` drops words over 2,047 bytes and stops counting positions at 16,383,
-so a phrase in such a document could be missed: those documents are marked
-``long`` and are always candidates. Every candidate is then checked in Python by
-the same matcher as the scan, so the hits are the scan's.
+``tsvector`` drops words over 2,047 bytes and stops counting positions at
+16,383, so a phrase in such a document could be missed: those documents are
+marked ``long``, never matched by the index, and their sessions are searched by
+scanning the log instead (``long_sessions``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from psycopg.sql import SQL, Composed, Identifier
+from psycopg.sql import SQL, Composable, Composed, Identifier
 
-from agentlog.application.search_index import SearchChanges, SearchState, SearchView
-from agentlog.domain.search_text import SearchDocument, tokens
-from agentlog.infrastructure.views import (
-    decode_column,
-    decode_text,
-    encode_text,
-    write_tracked,
+from agentlog.application.search_index import (
+    SURFACES,
+    IndexedDocument,
+    IndexQuery,
+    SearchChanges,
+    SearchState,
+    SearchView,
 )
+from agentlog.application.search_match import session_bound, time_key
+from agentlog.domain.search_text import tokens
+from agentlog.infrastructure.views import decode_text, encode_text, write_tracked
 from agentlog.infrastructure.views.postgres import PostgresView
 
 if TYPE_CHECKING:
@@ -37,28 +42,33 @@ if TYPE_CHECKING:
     from psycopg import Cursor
     from psycopg.rows import DictRow
 
+    from agentlog.application.search_match import OrderKey
+
 MAX_POSITION = 16_000
 MAX_WORD_BYTES = 2_000
-_DOC_COLUMNS = SQL("session_id, seq, type, time, surface, text")
+_COLUMNS = SQL("session_id, neg_seq, type, surface, doc_tokens, neg_time")
+_KEY = SQL("doc_tokens, neg_time, session_id, neg_seq")
+_QUERY = SQL("phraseto_tsquery('simple', %s)")
 
 
-def token_body(text: str) -> tuple[str, bool]:
-    """The document's tokens as ``body``, and whether ``tsvector`` may lose some."""
+def token_body(text: str) -> tuple[str, int, bool]:
+    """The document's tokens as one string, their count, and whether
+    ``tsvector`` may lose some."""
     words = tokens(text)
     long = len(words) > MAX_POSITION or any(
         len(word.encode("utf-8", "surrogatepass")) > MAX_WORD_BYTES for word in words
     )
-    return " ".join(words), long
+    return " ".join(words), len(words), long
 
 
-def _document(record: DictRow) -> SearchDocument:
-    return SearchDocument(
+def _document(record: DictRow) -> IndexedDocument:
+    return IndexedDocument(
         decode_text(record["session_id"]),
-        record["seq"],
+        -record["neg_seq"],
         decode_text(record["type"]),
-        decode_column("number", record["time"]),
-        record["surface"],
-        decode_text(record["text"]),
+        SURFACES[record["surface"]],
+        record["doc_tokens"],
+        float(record["neg_time"]),
     )
 
 
@@ -71,15 +81,31 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         return SQL("{0}.{1}").format(schema, Identifier(f"{self.table_name}_docs"))
 
     def index_statements(self) -> list[Composed]:
+        schema = Identifier(self.datastore.schema)
+        old = [
+            SQL("DROP TABLE IF EXISTS {0}.{1}").format(schema, Identifier(name))
+            for name in ("agentlog_search_v1_docs", "agentlog_search_v1")
+        ]
         return [
+            *old,
+            SQL("DELETE FROM {0} WHERE application_name LIKE '%%#search.v1'").format(
+                self._tracking_table
+            ),
             SQL(
                 "CREATE TABLE IF NOT EXISTS {0} (id bigserial PRIMARY KEY, "
-                "session_id bytea NOT NULL, seq bigint NOT NULL, type bytea NOT NULL, "
-                "time numeric, surface text NOT NULL, text bytea NOT NULL, "
-                "body text NOT NULL, long boolean NOT NULL, "
-                "tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple', body)) "
-                "STORED, UNIQUE (session_id, seq))"
+                "session_id bytea NOT NULL, neg_seq bigint NOT NULL, "
+                "doc_tokens integer NOT NULL, neg_time double precision NOT NULL, "
+                "timed boolean NOT NULL, type bytea NOT NULL, "
+                "surface smallint NOT NULL, long boolean NOT NULL, "
+                "tsv tsvector NOT NULL)"
             ).format(self._docs),
+            SQL("CREATE UNIQUE INDEX IF NOT EXISTS {0} ON {1} ({2})").format(
+                self._index_name("key"), self._docs, _KEY
+            ),
+            SQL(
+                "CREATE UNIQUE INDEX IF NOT EXISTS {0} ON {1} "
+                "(session_id, doc_tokens, neg_time, neg_seq)"
+            ).format(self._index_name("session"), self._docs),
             SQL("CREATE INDEX IF NOT EXISTS {0} ON {1} USING gin (tsv)").format(
                 self._index_name("tsv"), self._docs
             ),
@@ -91,12 +117,19 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
     def _decode(self, record: DictRow) -> SearchState:
         state = super()._decode(record)
         return SearchState(
-            state.session_id, state.next_seq, state.surface, bool(state.broken)
+            state.session_id,
+            state.next_seq,
+            state.surface,
+            bool(state.broken),
+            state.text_sum or 0,
         )
 
     def _encode(self, row: SearchState) -> tuple[Any, ...]:
-        values = super()._encode(row)
-        return (*values[:-1], int(row.broken))
+        values = list(super()._encode(row))
+        values[3] = int(row.broken)
+        return tuple(values)
+
+    # -------------------------------------------------------------- writes
 
     def apply(
         self,
@@ -122,53 +155,123 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         if changes.documents:
             rows = []
             for doc in changes.documents:
-                body, long = token_body(doc.text)
-                time = doc.time if type(doc.time) in (int, float) else None
+                body, count, long = token_body(doc.text)
                 rows.append(
                     (
                         encode_text(doc.session_id),
-                        doc.seq,
+                        -doc.seq,
+                        count,
+                        time_key(doc.time),
+                        type(doc.time) in (int, float),
                         encode_text(doc.type),
-                        time,
-                        doc.surface,
-                        encode_text(doc.text),
-                        body,
+                        SURFACES.index(doc.surface),
                         long,
+                        body,
                     )
                 )
             curs.executemany(
                 SQL(
-                    "INSERT INTO {0} ({1}, body, long) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-                ).format(self._docs, _DOC_COLUMNS),
+                    "INSERT INTO {0} (session_id, neg_seq, doc_tokens, neg_time, "
+                    "timed, type, surface, long, tsv) VALUES "
+                    "(%s, %s, %s, %s, %s, %s, %s, %s, to_tsvector('simple', %s))"
+                ).format(self._docs),
                 rows,
             )
-        if changes.shadowed:
-            curs.executemany(
+        shadowed: dict[str, list[int]] = {}
+        for session_id, seq in changes.shadowed:
+            shadowed.setdefault(session_id, []).append(-seq)
+        for session_id, seqs in shadowed.items():
+            curs.execute(
                 SQL(
-                    "UPDATE {0} SET surface = 'shadowed' "
-                    "WHERE session_id = %s AND seq = %s"
+                    "UPDATE {0} SET surface = 1 "
+                    "WHERE session_id = %s AND neg_seq = ANY(%s)"
                 ).format(self._docs),
-                [(encode_text(s), seq) for s, seq in changes.shadowed],
+                (encode_text(session_id), seqs),
             )
 
-    def candidates(
-        self, phrase: Sequence[str], sessions: Collection[str] | None
-    ) -> list[SearchDocument]:
-        sql = SQL(
-            "SELECT {1} FROM {0} WHERE (tsv @@ phraseto_tsquery('simple', %s) OR long)"
-        ).format(self._docs, _DOC_COLUMNS)
+    def purge(self, session_ids: Collection[str], cursor: Any = None) -> None:
+        keys = [encode_text(s) for s in session_ids]
+
+        def run(curs: Cursor[DictRow]) -> None:
+            for table in (self._docs, self._table):
+                curs.execute(
+                    SQL("DELETE FROM {0} WHERE session_id = ANY(%s)").format(table),
+                    (keys,),
+                )
+
+        if cursor is not None:
+            run(cursor)
+            return
+        with self.datastore.transaction(commit=True) as curs:
+            run(curs)
+
+    # --------------------------------------------------------------- reads
+
+    def matching_ids(self, phrase: Sequence[str], cap: int | None) -> list[int] | None:
+        sql = SQL("SELECT id FROM {0} WHERE tsv @@ {1} AND NOT long").format(
+            self._docs, _QUERY
+        )
         params: list[Any] = [" ".join(phrase)]
-        if sessions is not None:
-            sql += SQL(" AND session_id = ANY(%s)")
-            params.append([encode_text(s) for s in sessions])
+        if cap is not None:
+            sql += SQL(" LIMIT %s")
+            params.append(cap + 1)
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(sql, params)
+            ids = [record["id"] for record in curs.fetchall()]
+        return None if cap is not None and len(ids) > cap else ids
+
+    def ranked(
+        self,
+        query: IndexQuery,
+        *,
+        ids: Sequence[int] | None,
+        session_id: str | None = None,
+        after: OrderKey | None = None,
+        upto: OrderKey | None = None,
+        limit: int,
+    ) -> list[IndexedDocument]:
+        where: list[Composable] = [SQL("NOT long")]
+        params: list[Any] = []
+        if ids is not None:
+            where.append(SQL("id = ANY(%s)"))
+            params.append(list(ids))
+        else:
+            where.append(SQL("tsv @@ {0}").format(_QUERY))
+            params.append(" ".join(query.phrase))
+        for bound, op in ((after, SQL(">")), (upto, SQL("<="))):
+            if bound is None:
+                continue
+            if session_id is not None:
+                length, moment, _, neg_seq = session_bound(bound, session_id)
+                where.append(
+                    SQL("(doc_tokens, neg_time, neg_seq) {0} (%s, %s, %s)").format(op)
+                )
+                params += [length, moment, neg_seq]
+            else:
+                length, moment, key_session, neg_seq = bound
+                where.append(SQL("({0}) {1} (%s, %s, %s, %s)").format(_KEY, op))
+                params += [length, moment, encode_text(key_session), neg_seq]
+        if session_id is not None:
+            where.append(SQL("session_id = %s"))
+            params.append(encode_text(session_id))
+        where += _filters(query, params)
+        sql = SQL("SELECT {0} FROM {1} WHERE {2} ORDER BY {3} LIMIT %s").format(
+            _COLUMNS, self._docs, SQL(" AND ").join(where), _KEY
+        )
+        params.append(limit)
         with self.datastore.transaction(commit=False) as curs:
             curs.execute(sql, params)
             return [_document(record) for record in curs.fetchall()]
 
-    def documents(self) -> list[SearchDocument]:
-        sql = SQL("SELECT {1} FROM {0} ORDER BY session_id, seq").format(
-            self._docs, _DOC_COLUMNS
+    def long_sessions(self) -> set[str]:
+        sql = SQL("SELECT DISTINCT session_id FROM {0} WHERE long").format(self._docs)
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(sql)
+            return {decode_text(record["session_id"]) for record in curs.fetchall()}
+
+    def documents(self) -> list[IndexedDocument]:
+        sql = SQL("SELECT {1} FROM {0} ORDER BY session_id, neg_seq DESC").format(
+            self._docs, _COLUMNS
         )
         with self.datastore.transaction(commit=False) as curs:
             curs.execute(sql)
@@ -184,6 +287,39 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
                 ),
                 (self.tracking_key(application_name),),
             )
+
+
+def _filters(query: IndexQuery, params: list[Any]) -> list[Composable]:
+    """The event filter's columns and the session sets as SQL (``params`` grows)."""
+    wanted = query.wanted
+    where: list[Composable] = []
+    if wanted.seq_from is not None:
+        where.append(SQL("neg_seq <= %s"))
+        params.append(-wanted.seq_from)
+    if wanted.seq_to is not None:
+        where.append(SQL("neg_seq >= %s"))
+        params.append(-wanted.seq_to)
+    if wanted.time_from is not None or wanted.time_to is not None:
+        where.append(SQL("timed"))
+    if wanted.time_from is not None:
+        where.append(SQL("-neg_time >= %s"))
+        params.append(wanted.time_from)
+    if wanted.time_to is not None:
+        where.append(SQL("-neg_time <= %s"))
+        params.append(wanted.time_to)
+    if wanted.types is not None:
+        where.append(SQL("type = ANY(%s)"))
+        params.append([encode_text(kind) for kind in wanted.types])
+    if wanted.surfaces is not None:
+        where.append(SQL("surface = ANY(%s)"))
+        params.append([SURFACES.index(surface) for surface in wanted.surfaces])
+    if query.sessions is not None:
+        where.append(SQL("session_id = ANY(%s)"))
+        params.append([encode_text(s) for s in query.sessions])
+    if query.excluded:
+        where.append(SQL("NOT session_id = ANY(%s)"))
+        params.append([encode_text(s) for s in query.excluded])
+    return where
 
 
 SEARCH_VIEW = PostgresSearchView

@@ -1,24 +1,48 @@
-"""The SQLite search index: an FTS5 table beside the events, kept with tracking.
+"""The SQLite search index: a contentless FTS5 table and an order index.
 
-``agentlog_search_v1`` holds each session's decision state (as the other views
-hold rows); ``agentlog_search_v1_docs`` one row per document, its exact text as
-UTF-8 bytes with ``surrogatepass`` (docs/strings.md); ``agentlog_search_v1_fts``
-a contentless FTS5 index (``unicode61``, diacritics kept, rowid = the document's
-id) of the text with lone surrogates as U+FFFD and NUL as a space — both
-separators, for FTS5 and for the tokenizer in ``domain.search_text`` alike, so
-matching is the same. Documents, states and the tracking position change in one
-transaction.
+``agentlog_search_v2`` holds each session's decision state (as the other views
+hold rows); ``agentlog_search_v2_docs`` one row per document *without its text*:
+session id (UTF-8 bytes with ``surrogatepass``, docs/strings.md), ``-seq``,
+type, surface class (a code), and the order key's parts (``doc_tokens``,
+``neg_time``), under two unique indexes: the order key, and the session then the
+key. ``agentlog_search_v2_fts`` is a contentless FTS5 index (``unicode61``,
+diacritics kept, no column sizes; rowid = the document's id) of the text with
+lone surrogates as U+FFFD and NUL as a space — both separators, for FTS5 and for
+``domain.search_text`` alike, so matching is the same. Documents, states and the
+tracking position change in one transaction.
+
+A contentless table forgets a row only given the exact text it indexed: the
+texts are recomputed from the session's stored events (``SearchView.texts``)
+and checked against the session's ``text_sum``. If they differ (the extractor
+changed, or the log cannot be read) the rows are dropped from the documents
+table, which every query joins, and the index is marked stale: the next search
+rebuilds it (docs/search.md#the-index).
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import re
 from typing import TYPE_CHECKING, Any
 
-from agentlog.application.search_index import SearchChanges, SearchState, SearchView
-from agentlog.domain.search_text import SearchDocument
+from agentlog.application.search_index import (
+    SURFACES,
+    IndexedDocument,
+    IndexQuery,
+    SearchChanges,
+    SearchState,
+    SearchView,
+    text_sum,
+)
+from agentlog.application.search_match import (
+    OrderKey,
+    session_bound,
+    time_key,
+    token_count,
+)
 from agentlog.infrastructure.views import decode_text, encode_text, write_tracked
-from agentlog.infrastructure.views.sqlite import CHUNK, SQLiteView
+from agentlog.infrastructure.views.sqlite import SQLiteView
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Sequence
@@ -26,10 +50,15 @@ if TYPE_CHECKING:
     from eventsourcing.persistence import Tracking
     from eventsourcing.sqlite import SQLiteCursor
 
+log = logging.getLogger(__name__)
 _UNSAFE = re.compile("[\x00\ud800-\udfff]")
-DOCS = "agentlog_search_v1_docs"
-FTS = "agentlog_search_v1_fts"
-_DOC_COLUMNS = "session_id, seq, type, time, surface, text"
+DOCS = "agentlog_search_v2_docs"
+FTS = "agentlog_search_v2_fts"
+META = "agentlog_search_v2_meta"
+IDS = "temp.agentlog_search_ids"
+KEY = "d.doc_tokens, d.neg_time, d.session_id, d.neg_seq"
+_COLUMNS = "d.session_id, d.neg_seq, d.type, d.surface, d.doc_tokens, d.neg_time"
+_OLD = ("agentlog_search_v1_fts", "agentlog_search_v1_docs", "agentlog_search_v1")
 
 
 def fts_body(text: str) -> str:
@@ -37,15 +66,21 @@ def fts_body(text: str) -> str:
     return _UNSAFE.sub(lambda m: " " if m.group() == "\x00" else "\ufffd", text)
 
 
-def _document(record: Sequence[Any]) -> SearchDocument:
-    session_id, seq, kind, time, surface, text = record
-    return SearchDocument(
+def fts_phrase(phrase: Sequence[str]) -> str:
+    """The FTS5 query: tokens are letter/digit runs, so one quoted phrase of
+    them holds no operator."""
+    return '"' + " ".join(phrase) + '"'
+
+
+def _document(record: Sequence[Any]) -> IndexedDocument:
+    session_id, neg_seq, kind, surface, doc_tokens, neg_time = record
+    return IndexedDocument(
         decode_text(session_id),
-        seq,
+        -neg_seq,
         decode_text(kind),
-        time,
-        surface,
-        decode_text(text),
+        SURFACES[surface],
+        doc_tokens,
+        float(neg_time),
     )
 
 
@@ -53,20 +88,36 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
     """States, documents and their FTS5 index in the events' database."""
 
     def index_statements(self) -> list[str]:
+        drops = [f"DROP TABLE IF EXISTS {name}" for name in _OLD]
         return [
-            f"CREATE TABLE IF NOT EXISTS {DOCS} (id INTEGER PRIMARY KEY, "
-            "session_id BLOB NOT NULL, seq INTEGER NOT NULL, type BLOB NOT NULL, "
-            "time NUMERIC, surface TEXT NOT NULL, text BLOB NOT NULL, "
-            "UNIQUE (session_id, seq))",
+            *drops,
+            "DELETE FROM tracking WHERE application_name LIKE '%#search.v1'",
+            f"CREATE TABLE IF NOT EXISTS {DOCS} ("
+            "id INTEGER PRIMARY KEY AUTOINCREMENT, session_id BLOB NOT NULL, "
+            "neg_seq INTEGER NOT NULL, doc_tokens INTEGER NOT NULL, "
+            "neg_time REAL NOT NULL, timed INTEGER NOT NULL, type BLOB NOT NULL, "
+            "surface INTEGER NOT NULL)",
+            f"CREATE UNIQUE INDEX IF NOT EXISTS {DOCS}_key ON {DOCS} "
+            "(doc_tokens, neg_time, session_id, neg_seq)",
+            f"CREATE UNIQUE INDEX IF NOT EXISTS {DOCS}_session ON {DOCS} "
+            "(session_id, doc_tokens, neg_time, neg_seq)",
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS} USING fts5(body, "
-            "content='', tokenize='unicode61 remove_diacritics 0')",
+            "content='', columnsize=0, tokenize='unicode61 remove_diacritics 0')",
+            f"CREATE TABLE IF NOT EXISTS {META} "
+            "(name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
         ]
 
     def _decode(self, record: Sequence[Any]) -> SearchState:
         state = super()._decode(record)
         return SearchState(
-            state.session_id, state.next_seq, state.surface, bool(state.broken)
+            state.session_id,
+            state.next_seq,
+            state.surface,
+            bool(state.broken),
+            state.text_sum or 0,
         )
+
+    # -------------------------------------------------------------- writes
 
     def apply(
         self,
@@ -75,86 +126,247 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         tracking: Tracking,
     ) -> bool:
         def write(c: SQLiteCursor) -> None:
-            self._write(c, change(self._select(c, keys)))
+            states = self._select(c, keys)
+            self._write(c, change(dict(states)), states)
 
         return write_tracked(self, tracking, write)
 
-    def _write(self, c: SQLiteCursor, changes: SearchChanges) -> None:
+    def _write(
+        self,
+        c: SQLiteCursor,
+        changes: SearchChanges,
+        states: dict[str, SearchState],
+    ) -> None:
         for session_id in changes.dropped:
-            self._drop(c, session_id)
+            self._forget(c, session_id, states.get(session_id))
         if changes.states:
             c.executemany(self._upsert_sql, [self._encode(s) for s in changes.states])
         for doc in changes.documents:
-            body = fts_body(doc.text)
             c.execute(
-                f"INSERT INTO {DOCS} ({_DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO {DOCS} (session_id, neg_seq, doc_tokens, neg_time, "
+                "timed, type, surface) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     encode_text(doc.session_id),
-                    doc.seq,
+                    -doc.seq,
+                    token_count(doc.text),
+                    time_key(doc.time),
+                    int(type(doc.time) in (int, float)),
                     encode_text(doc.type),
-                    doc.time if type(doc.time) in (int, float) else None,
-                    doc.surface,
-                    encode_text(doc.text),
+                    SURFACES.index(doc.surface),
                 ),
             )
             c.execute(
                 f"INSERT INTO {FTS} (rowid, body) VALUES (last_insert_rowid(), ?)",
-                (body,),
+                (fts_body(doc.text),),
             )
-        if changes.shadowed:
-            c.executemany(
-                f"UPDATE {DOCS} SET surface = 'shadowed' "
-                "WHERE session_id = ? AND seq = ?",
-                [(encode_text(s), seq) for s, seq in changes.shadowed],
+        shadowed: dict[str, list[int]] = {}
+        for session_id, seq in changes.shadowed:
+            shadowed.setdefault(session_id, []).append(-seq)
+        for session_id, seqs in shadowed.items():
+            c.execute(
+                f"UPDATE {DOCS} SET surface = 1 WHERE session_id = ? "
+                f"AND neg_seq IN (SELECT value FROM json_each(?))",
+                (encode_text(session_id), json.dumps(seqs)),
             )
 
-    def _drop(self, c: SQLiteCursor, session_id: str) -> None:
-        # A contentless index forgets a row given the text it indexed: fts_body
-        # of the stored text is that text again.
+    def _forget(
+        self, c: SQLiteCursor, session_id: str, state: SearchState | None
+    ) -> None:
+        """Drop one session's documents, naming each FTS row's text to forget it."""
         key = encode_text(session_id)
-        c.execute(f"SELECT id, text FROM {DOCS} WHERE session_id = ?", (key,))
-        rows = [(row[0], fts_body(decode_text(row[1]))) for row in c.fetchall()]
-        c.executemany(
-            f"INSERT INTO {FTS} ({FTS}, rowid, body) VALUES ('delete', ?, ?)", rows
-        )
+        c.execute(f"SELECT id, neg_seq FROM {DOCS} WHERE session_id = ?", (key,))
+        rows = [(row[0], -row[1]) for row in c.fetchall()]
+        if rows:
+            texts = None if self.texts is None else self.texts(session_id)
+            kept = None
+            if texts is not None:
+                kept = {seq: texts[seq] for _, seq in rows if seq in texts}
+            expected = 0 if state is None else state.text_sum
+            if (
+                kept is not None
+                and len(kept) == len(rows)
+                and (text_sum(kept) == expected)
+            ):
+                c.executemany(
+                    f"INSERT INTO {FTS} ({FTS}, rowid, body) VALUES ('delete', ?, ?)",
+                    [(rowid, fts_body(kept[seq])) for rowid, seq in rows],
+                )
+            else:
+                log.warning(
+                    "search index: the texts of session %r changed since indexed; "
+                    "its rows stay in the full-text index until a rebuild",
+                    session_id,
+                )
+                c.execute(
+                    f"INSERT INTO {META} (name, value) VALUES ('stale', 1) "
+                    "ON CONFLICT (name) DO UPDATE SET value = 1"
+                )
         c.execute(f"DELETE FROM {DOCS} WHERE session_id = ?", (key,))
 
-    def candidates(
-        self, phrase: Sequence[str], sessions: Collection[str] | None
-    ) -> list[SearchDocument]:
-        # Tokens are letter/digit runs: quoting them leaves no operator.
-        match = '"' + " ".join(phrase) + '"'
-        sql = (
-            f"SELECT {_DOC_COLUMNS} FROM {DOCS} WHERE id IN "
-            f"(SELECT rowid FROM {FTS} WHERE {FTS} MATCH ?)"
-        )
-        with self.datastore.transaction(commit=False) as c:
-            if sessions is None:
-                c.execute(sql, (match,))
-                return [_document(tuple(r)) for r in c.fetchall()]
-            found: list[SearchDocument] = []
-            ordered = sorted(sessions)
-            for i in range(0, len(ordered), CHUNK):
-                chunk = [encode_text(key) for key in ordered[i : i + CHUNK]]
-                marks = ", ".join("?" for _ in chunk)
-                c.execute(sql + f" AND session_id IN ({marks})", (match, *chunk))
-                found += [_document(tuple(r)) for r in c.fetchall()]
-            return found
+    def purge(self, session_ids: Collection[str], cursor: Any = None) -> None:
+        def run(c: SQLiteCursor) -> None:
+            states = self._select(c, session_ids)
+            for session_id in sorted(session_ids):
+                self._forget(c, session_id, states.get(session_id))
+                c.execute(
+                    f"DELETE FROM {self.table_name} WHERE session_id = ?",
+                    (encode_text(session_id),),
+                )
 
-    def documents(self) -> list[SearchDocument]:
+        if cursor is not None:
+            run(cursor)
+            return
+        with self.datastore.transaction(commit=True) as c:
+            run(c)
+
+    def optimize(self) -> None:
+        # One segment instead of many: a walk's per-document test of the index
+        # costs several times less (docs/search.md#figures).
+        with self.datastore.transaction(commit=True) as c:
+            c.execute(f"INSERT INTO {FTS} ({FTS}) VALUES ('optimize')")
+
+    def stale(self) -> bool:
         with self.datastore.transaction(commit=False) as c:
-            c.execute(f"SELECT {_DOC_COLUMNS} FROM {DOCS} ORDER BY session_id, seq")
+            c.execute(f"SELECT value FROM {META} WHERE name = 'stale'")
+            row = c.fetchone()
+            return row is not None and bool(row[0])
+
+    # --------------------------------------------------------------- reads
+
+    def matching_ids(self, phrase: Sequence[str], cap: int | None) -> list[int] | None:
+        sql = f"SELECT rowid FROM {FTS} WHERE {FTS} MATCH ?"
+        params: list[Any] = [fts_phrase(phrase)]
+        if cap is not None:
+            sql += " LIMIT ?"
+            params.append(cap + 1)
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(sql, params)
+            ids = [row[0] for row in c.fetchall()]
+        return None if cap is not None and len(ids) > cap else ids
+
+    def ranked(
+        self,
+        query: IndexQuery,
+        *,
+        ids: Sequence[int] | None,
+        session_id: str | None = None,
+        after: OrderKey | None = None,
+        upto: OrderKey | None = None,
+        limit: int,
+    ) -> list[IndexedDocument]:
+        params: list[Any] = []
+        if ids is not None:
+            # The few matching ids drive the query (CROSS JOIN keeps them outer).
+            source = f"json_each(?) AS m CROSS JOIN {DOCS} AS d ON d.id = m.value"
+            params.append(json.dumps(list(ids)))
+            where = ["1"]
+        else:
+            source = f"{DOCS} AS d"
+            where = [
+                f"EXISTS (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? AND rowid = d.id)"
+            ]
+            params.append(fts_phrase(query.phrase))
+        if session_id is not None:
+            where.append("d.session_id = ?")
+            params.append(encode_text(session_id))
+            for bound, op in ((after, ">"), (upto, "<=")):
+                if bound is not None:
+                    length, moment, _, neg_seq = session_bound(bound, session_id)
+                    where.append(
+                        f"(d.doc_tokens, d.neg_time, d.neg_seq) {op} (?, ?, ?)"
+                    )
+                    params += [length, moment, neg_seq]
+        else:
+            for bound, op in ((after, ">"), (upto, "<=")):
+                if bound is not None:
+                    length, moment, key_session, neg_seq = bound
+                    where.append(f"({KEY}) {op} (?, ?, ?, ?)")
+                    params += [length, moment, encode_text(key_session), neg_seq]
+        where += _filters(query, params)
+        sql = (
+            f"SELECT {_COLUMNS} FROM {source} WHERE {' AND '.join(where)} "
+            f"ORDER BY {KEY} LIMIT ?"
+        )
+        params.append(limit)
+        with self.datastore.transaction(commit=False) as c:
+            if query.sessions is not None or query.excluded:
+                c.execute(
+                    "CREATE TEMP TABLE IF NOT EXISTS agentlog_search_ids "
+                    "(allowed INTEGER NOT NULL, id BLOB NOT NULL, "
+                    "PRIMARY KEY (allowed, id)) WITHOUT ROWID"
+                )
+                c.executemany(
+                    f"INSERT OR IGNORE INTO {IDS} VALUES (?, ?)",
+                    [(1, encode_text(s)) for s in query.sessions or ()]
+                    + [(0, encode_text(s)) for s in query.excluded],
+                )
+            c.execute(sql, params)
             return [_document(tuple(r)) for r in c.fetchall()]
+
+    def documents(self) -> list[IndexedDocument]:
+        with self.datastore.transaction(commit=False) as c:
+            order = "d.session_id, d.neg_seq DESC"
+            c.execute(f"SELECT {_COLUMNS} FROM {DOCS} AS d ORDER BY {order}")
+            return [_document(tuple(r)) for r in c.fetchall()]
+
+    def fts_integrity(self) -> None:
+        """FTS5's own check of the index against the documents' rowids
+        (raises if a row it holds is corrupt); for tests and tools."""
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(f"INSERT INTO {FTS} ({FTS}, rank) VALUES ('integrity-check', 0)")
+
+    def fts_rows(self) -> int:
+        """How many documents the FTS5 index holds (its tokens' distinct rowids)."""
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.agentlog_search_vocab "
+                f"USING fts5vocab(main, {FTS}, 'instance')"
+            )
+            c.execute("SELECT count(DISTINCT doc) FROM temp.agentlog_search_vocab")
+            return int(c.fetchone()[0])
 
     def clear(self, application_name: str) -> None:
         with self.datastore.transaction(commit=True) as c:
             c.execute(f"INSERT INTO {FTS} ({FTS}) VALUES ('delete-all')")
             c.execute(f"DELETE FROM {DOCS}")
+            c.execute(f"DELETE FROM {META}")
             c.execute(f"DELETE FROM {self.table_name}")
             c.execute(
                 "DELETE FROM tracking WHERE application_name = ?",
                 (self.tracking_key(application_name),),
             )
+
+
+def _filters(query: IndexQuery, params: list[Any]) -> list[str]:
+    """The event filter's columns and the session sets as SQL (``params`` grows)."""
+    wanted = query.wanted
+    where: list[str] = []
+    if wanted.seq_from is not None:
+        where.append("d.neg_seq <= ?")
+        params.append(-wanted.seq_from)
+    if wanted.seq_to is not None:
+        where.append("d.neg_seq >= ?")
+        params.append(-wanted.seq_to)
+    if wanted.time_from is not None or wanted.time_to is not None:
+        where.append("d.timed")
+    if wanted.time_from is not None:
+        where.append("-d.neg_time >= ?")
+        params.append(wanted.time_from)
+    if wanted.time_to is not None:
+        where.append("-d.neg_time <= ?")
+        params.append(wanted.time_to)
+    if wanted.types is not None:
+        marks = ", ".join("?" for _ in wanted.types)
+        where.append(f"d.type IN ({marks})")
+        params += [encode_text(kind) for kind in wanted.types]
+    if wanted.surfaces is not None:
+        codes = sorted({SURFACES.index(surface) for surface in wanted.surfaces})
+        where.append(f"d.surface IN ({', '.join(str(code) for code in codes)})")
+    if query.sessions is not None:
+        where.append(f"d.session_id IN (SELECT id FROM {IDS} WHERE allowed = 1)")
+    if query.excluded:
+        where.append(f"d.session_id NOT IN (SELECT id FROM {IDS} WHERE allowed = 0)")
+    return where
 
 
 SEARCH_VIEW = SQLiteSearchView

@@ -1,16 +1,22 @@
 """Content-search figures: catch-up throughput, index size, first-page latency.
 
-``python -m tests.benchmarks.search_figures --sessions 1000 --events 100
-[--postgres]`` builds a corpus of Zipf-distributed words (a rare word in ten
-events, a common word everywhere), indexes it from position 0, and times the first
+``python -m tests.benchmarks.search_figures --sessions 10000 --events 100
+[--postgres] [--db PATH]`` builds a corpus of Zipf-distributed words (a rare
+word in about fifty events, a common word in nearly every one) straight into
+the recorder, indexes it from position 0 (``rebuild``), and times the first
 page of ``search_sessions`` for a rare word, a common word and a 3-word phrase,
-beside a naive scan (``LIKE`` over the stored rows, or ``ILIKE`` on PostgreSQL).
-Prints one Markdown table; docs/search.md quotes a run.
+beside a naive scan (``LIKE`` over the stored rows, or ``ILIKE`` on
+PostgreSQL). ``--db`` keeps the SQLite corpus in a file and reuses it on the
+next run (its byte counts in a ``.json`` beside it). Prints Markdown;
+docs/search.md quotes a run. Run it under ``/usr/bin/time -v`` for peak RSS.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
+import os
 import random
 import statistics
 import sys
@@ -36,13 +42,15 @@ def corpus(
     sessions: int, events: int, seed: int = 1
 ) -> Iterator[tuple[Any, list[Any]]]:
     rng = random.Random(seed)
-    weights = [1 / (rank + 1) for rank in range(len(VOCABULARY))]
-    rare_left = 10
+    weights = list(
+        itertools.accumulate(1 / (rank + 1) for rank in range(len(VOCABULARY)))
+    )
+    rare_left = 50
     for number in range(sessions):
         log: list[dict[str, Any]] = []
         for seq in range(events):
-            words = rng.choices(VOCABULARY, weights, k=40)
-            if rare_left and rng.random() < 10 / (sessions * events) * 5:
+            words = rng.choices(VOCABULARY, cum_weights=weights, k=40)
+            if rare_left and rng.random() < 50 / (sessions * events):
                 words[5] = RARE
                 rare_left -= 1
             if seq % 3 == 2:
@@ -84,7 +92,7 @@ def timed(call: Callable[[], object], repeat: int = REPEAT) -> tuple[float, floa
 
 @contextmanager
 def store(
-    postgres: bool,
+    postgres: bool, path: str | None = None
 ) -> Iterator[tuple[Sessions, Callable[[], int], Callable[[str], object]]]:
     if postgres:
         from tests.conftest import postgres_schema_env
@@ -99,7 +107,7 @@ def store(
                 curs.execute(
                     "SELECT sum(pg_total_relation_size(c.oid)) AS n FROM pg_class c "
                     "JOIN pg_namespace n ON n.oid = c.relnamespace "
-                    "WHERE n.nspname = %s AND c.relname LIKE 'agentlog_search_v1%%' "
+                    "WHERE n.nspname = %s AND c.relname LIKE 'agentlog_search_v2%%' "
                     "AND c.relkind = 'r'",
                     (schema,),
                 )
@@ -124,16 +132,19 @@ def store(
     with tempfile.TemporaryDirectory() as directory:
         env = {
             "PERSISTENCE_MODULE": "eventsourcing.sqlite",
-            "SQLITE_DBNAME": f"{directory}/agentlog.db",
+            "SQLITE_DBNAME": path or f"{directory}/agentlog.db",
         }
         app = Sessions(env=env)
 
         def size() -> int:
+            # Every page of the search tables and their indexes (FTS5 shadow
+            # tables included), as SQLite's dbstat counts them.
             with app.factory.datastore.transaction(commit=False) as c:  # type: ignore[attr-defined]
-                c.execute("PRAGMA page_count")
-                pages = c.fetchone()[0]
-                c.execute("PRAGMA page_size")
-                return int(pages * c.fetchone()[0])
+                c.execute(
+                    "SELECT sum(pgsize) FROM dbstat "
+                    "WHERE name LIKE 'agentlog_search_v2%'"
+                )
+                return int(c.fetchone()[0] or 0)
 
         def naive(word: str) -> object:
             with app.factory.datastore.transaction(commit=False) as c:  # type: ignore[attr-defined]
@@ -150,50 +161,71 @@ def store(
             app.close()
 
 
+def build(app: Sessions, sessions: int, events: int) -> tuple[int, int]:
+    """Store the corpus; the log's JSON bytes and its indexed text bytes."""
+    log_bytes = text_bytes = 0
+    batch: list[Any] = []
+    for head, log in corpus(sessions, events):
+        log_bytes += sum(len(dumps(event)) for event in log)
+        text_bytes += sum(
+            len(
+                str(
+                    e["data"].get("arguments") or e["data"]["content"][0]["text"]
+                ).encode()
+            )
+            for e in log
+        )
+        batch.append((head, log))
+        if len(batch) == 100:
+            raw_write_many(app, batch)
+            batch = []
+    if batch:
+        raw_write_many(app, batch)
+    return log_bytes, text_bytes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--events", type=int, default=100)
     parser.add_argument("--postgres", action="store_true")
     parser.add_argument("--repeat", type=int, default=REPEAT)
+    parser.add_argument("--db", help="SQLite corpus file to keep and reuse")
     args = parser.parse_args()
-    with store(args.postgres) as (app, size, naive):
-        log_bytes = text_bytes = 0
-        batch: list[Any] = []
-        for head, log in corpus(args.sessions, args.events):
-            log_bytes += sum(len(dumps(event)) for event in log)
-            text_bytes += sum(
-                len(
-                    str(
-                        e["data"].get("arguments") or e["data"]["content"][0]["text"]
-                    ).encode()
-                )
-                for e in log
-            )
-            batch.append((head, log))
-            if len(batch) == 100:
-                raw_write_many(app, batch)
-                batch = []
-        if batch:
-            raw_write_many(app, batch)
+    sidecar = None if args.db is None else f"{args.db}.json"
+    with store(args.postgres, args.db) as (app, size, naive):
+        start = time.perf_counter()
+        if sidecar is not None and os.path.exists(sidecar):
+            with open(sidecar) as file:
+                log_bytes, text_bytes = json.load(file)
+            print(f"- corpus reused from {args.db}")
+        else:
+            log_bytes, text_bytes = build(app, args.sessions, args.events)
+            print(f"- corpus stored in {time.perf_counter() - start:.1f} s")
+            if sidecar is not None:
+                with open(sidecar, "w") as file:
+                    json.dump([log_bytes, text_bytes], file)
+        sys.stdout.flush()
         index = search_index_of(app)
         assert index is not None
-        before = size()
         start = time.perf_counter()
-        read = index.catch_up()
+        read = index.rebuild()
         elapsed = time.perf_counter() - start
-        index_bytes = size() - before
+        index_bytes = size()
         events = args.sessions * args.events
         query = SessionQuery(app)
         backend = "PostgreSQL" if args.postgres else "SQLite"
         print(f"## {backend}: {args.sessions:,} sessions, {events:,} events")
         print(
-            f"- catch-up: {read:,} notifications in {elapsed:.1f} s = {events / elapsed:,.0f} events/s"
+            f"- catch-up from 0: {read:,} notifications in {elapsed:.1f} s = "
+            f"{events / elapsed:,.0f} events/s"
         )
         print(
             f"- index: {index_bytes / 1e6:.1f} MB = {index_bytes / events:.0f} B/event = "
-            f"{index_bytes / log_bytes:.2f}x the log's JSON bytes, "
-            f"{index_bytes / text_bytes:.2f}x its text bytes"
+            f"{index_bytes / log_bytes:.2f}x the log's JSON bytes "
+            f"({log_bytes / events:.0f} B/event), "
+            f"{index_bytes / text_bytes:.2f}x its text bytes "
+            f"({text_bytes / events:.0f} B/event)"
         )
         print("| query | search_sessions p50 / p95 | naive scan p50 / p95 |")
         print("|---|---|---|")
@@ -208,6 +240,7 @@ def main() -> None:
                 f"| {label} `{text}` | {ours[0]:.1f} / {ours[1]:.1f} ms | "
                 f"{floor[0]:.1f} / {floor[1]:.1f} ms |"
             )
+            sys.stdout.flush()
     sys.stdout.flush()
 
 

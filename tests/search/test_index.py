@@ -10,11 +10,15 @@ from typing import Any
 
 import pytest
 
-from agentlog.application import Sessions
+from agentlog.application import Sessions, search_plan
 from agentlog.application.query import SessionQuery
-from agentlog.application.search_index import SearchIndex, search_index_of
+from agentlog.application.search_index import (
+    IndexedDocument,
+    IndexQuery,
+    SearchIndex,
+    search_index_of,
+)
 from agentlog.application.search_models import EventFilter, SessionFilter
-from agentlog.domain.search_text import SearchDocument
 from tests.conftest import postgres_schema_env
 from tests.query.support import CountingReader, ev, header, raw_write, session
 from tests.scenarios.harness import SE, SS, TE, TS, A, Append, Rep, U
@@ -62,7 +66,7 @@ def index_of(app: Sessions) -> SearchIndex:
     return index
 
 
-def snapshot(index: SearchIndex) -> tuple[list[SearchDocument], list[Any]]:
+def snapshot(index: SearchIndex) -> tuple[list[IndexedDocument], list[Any]]:
     view = index.search.view
     return view.documents(), view.select_all()
 
@@ -142,14 +146,14 @@ def test_crash_mid_catch_up_loses_and_doubles_nothing(
     index = index_of(app)
     index.PAGE_SIZE = 7
     view = index.search.view
-    real = type(view)._write
+    real = type(view)._write  # type: ignore[attr-defined]
     calls = {"n": 0}
 
-    def crash(self: Any, c: Any, changes: Any) -> None:
+    def crash(self: Any, c: Any, changes: Any, *rest: Any) -> None:
         calls["n"] += 1
         if calls["n"] == 3:
             raise RuntimeError("killed")
-        real(self, c, changes)
+        real(self, c, changes, *rest)
 
     monkeypatch.setattr(type(view), "_write", crash)
     with pytest.raises(RuntimeError):
@@ -261,3 +265,159 @@ def test_a_session_that_breaks_later_leaves_the_index(app: Sessions) -> None:
     index.rebuild()
     assert snapshot(index) == kept
     assert [i.session_id for i in query.search_sessions("needle").items] == ["fine"]
+
+
+def force(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+    """Force the common-phrase walk (no phrase is rare) or the sorted ids."""
+    cap = 0 if path == "walk" else 10**9
+    monkeypatch.setattr(search_plan, "RARE_CAP", cap)
+
+
+@pytest.mark.parametrize("text", ["alpha", "ai model", "x y z", "nothing here"])
+def test_walk_and_rare_paths_return_the_scan_pages(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    corpus(app, sessions=16)
+    indexed = SessionQuery(app)
+    scanned = SessionQuery(app, persistence=CountingReader(indexed.store_reader()))
+    cases: list[dict[str, Any]] = [
+        {},
+        {"session_filter": SessionFilter(cwd=("/w1",))},
+        {"event_filter": EventFilter(types=("assistant/message",), seq_from=2)},
+        {"event_filter": EventFilter(surfaces=("current",), time_from=0)},
+        {"event_filter": EventFilter(text="a")},
+    ]
+    for options in cases:
+        expected = pages(lambda **o: scanned.search_sessions(text, **o), **options)
+        for path in ("walk", "ids"):
+            force(monkeypatch, path)
+            got = pages(lambda **o: indexed.search_sessions(text, **o), **options)
+            assert got == expected, (path, options)
+    expected = pages(lambda **o: scanned.search_events("s05", text, **o))
+    for path in ("walk", "ids"):
+        force(monkeypatch, path)
+        assert pages(lambda **o: indexed.search_events("s05", text, **o)) == expected
+
+
+def test_plan_paths_agree_on_the_view(app: Sessions) -> None:
+    corpus(app, sessions=10)
+    index = index_of(app)
+    index.catch_up()
+    view = index.search.view
+    query = IndexQuery(("alpha",), EventFilter())
+    walk = search_plan.IndexPlan(view, query, strategy="walk")
+    ids = search_plan.IndexPlan(view, query, strategy="ids")
+    assert walk.ids is None and ids.ids
+    first = walk.sessions(None, 3)
+    assert first == ids.sessions(None, 3) and len(first) == 4
+    after = first[2].key
+    assert walk.sessions(after, 3) == ids.sessions(after, 3)
+    assert walk.events("s03", None, 50) == ids.events("s03", None, 50)
+    keys = [row.key for row in walk.events("s03", None, 50)]
+    assert keys == sorted(keys)
+
+
+@pytest.mark.parametrize("path", ["walk", "ids"])
+def test_cursor_pages_under_concurrent_appends(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    force(monkeypatch, path)
+    for number in range(9):
+        raw_write(app, header(f"s{number}"), [ev(0, U(f"needle {number}"), 100)])
+    query = SessionQuery(app)
+    page = query.search_sessions("needle", limit=3)
+    seen = [item.session_id for item in page.items]
+    late = 0
+    while page.next_cursor is not None:
+        # Between pages: new sessions (newer, so first in the order) and new
+        # hits in sessions already listed.
+        raw_write(app, header(f"late{late}"), [ev(0, U("needle late"), 500 + late)])
+        raw_write(app, header(f"old{late}"), [ev(0, U("needle old"), 1)])
+        late += 1
+        page = query.search_sessions("needle", limit=3, cursor=page.next_cursor)
+        seen += [item.session_id for item in page.items]
+    assert len(seen) == len(set(seen))
+    assert {f"s{n}" for n in range(9)} <= set(seen)
+    events = query.search_events("s4", "needle", limit=1)
+    assert events.next_cursor is None and len(events.items) == 1
+
+
+def test_index_keeps_no_text(app: Sessions) -> None:
+    corpus(app, sessions=2)
+    index = index_of(app)
+    index.catch_up()
+    view: Any = index.search.view
+    with view.datastore.transaction(commit=False) as c:
+        if "postgres" in type(view).__name__.lower():
+            c.execute(
+                "SELECT column_name AS name FROM information_schema.columns "
+                "WHERE table_schema = %s AND table_name = 'agentlog_search_v2_docs'",
+                (view.datastore.schema,),
+            )
+            names = {row["name"] for row in c.fetchall()}
+        else:
+            c.execute("PRAGMA table_info(agentlog_search_v2_docs)")
+            names = {row[1] for row in c.fetchall()}
+    assert names and not names & {"text", "body"}
+    assert {"doc_tokens", "neg_time", "session_id", "neg_seq"} <= names
+
+
+def sqlite_only(app: Sessions) -> Any:
+    view: Any = index_of(app).search.view
+    if not hasattr(view, "fts_rows"):
+        pytest.skip("FTS5 rows are SQLite's")
+    return view
+
+
+def test_dropped_and_purged_sessions_leave_no_fts_rows(app: Sessions) -> None:
+    from eventsourcing.persistence import StoredEvent
+
+    from agentlog.domain.json import dumps
+
+    view = sqlite_only(app)
+    session(app, "later", TS(1), U("needle early \x00 \ud800 tail"), SS(1, 1))
+    session(app, "gone", TS(1), U("needle gone"), SS(1, 1), A("more words"))
+    session(app, "kept", TS(1), U("needle kept"))
+    query = SessionQuery(app)
+    assert len(query.search_sessions("needle").items) == 3
+    assert view.fts_rows() == len(view.documents()) == 4
+    bad = ev(3, Rep(7, 9, [7]))
+    encode = app.mapper.encode_state  # type: ignore[attr-defined]
+    app.recorder.insert_events(
+        [StoredEvent("later", 5, str(bad["type"]), encode(dumps(bad)))]
+    )
+    assert len(query.search_sessions("needle").items) == 2
+    view.purge({"gone"})
+    assert [i.session_id for i in query.search_sessions("needle").items] == ["kept"]
+    view.fts_integrity()
+    assert view.fts_rows() == len(view.documents()) == 1
+    assert not view.stale()
+
+
+def test_a_changed_extractor_marks_the_index_stale_then_rebuilds(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentlog.domain import search_text
+
+    view = sqlite_only(app)
+    session(app, "a", TS(1), U("needle one"))
+    session(app, "b", TS(1), U("needle two"))
+    query = SessionQuery(app)
+    assert len(query.search_sessions("needle").items) == 2
+    original = search_text._EXTRACTORS["user/message"]
+
+    def changed(data: Any) -> Any:
+        yield "changed"
+        yield from original(data)
+
+    monkeypatch.setitem(search_text._EXTRACTORS, "user/message", changed)
+    view.purge({"a"})  # cannot name the indexed text: the index goes stale
+    assert view.stale()
+    assert [d.session_id for d in view.documents()] == ["b"]
+    # The next search rebuilds from the log ("a"'s events are still stored
+    # here) with the new extractor, and no old row is left behind.
+    hits = query.search_sessions("changed").items
+    assert sorted(i.session_id for i in hits) == ["a", "b"]
+    assert not view.stale()
+    view.fts_integrity()
+    assert view.fts_rows() == len(view.documents()) == 2

@@ -96,20 +96,25 @@ def test_invalid_queries_are_typed(app: Sessions) -> None:
 
 
 def test_order_and_ties(app: Sessions) -> None:
-    # more matched tokens, then shorter document, newer, session id, higher seq
-    chat(app, "many", "intro", "word word word")
-    chat(app, "long", "intro", "word in a long document here")
-    chat(app, "short-b", "intro", "word x")
-    chat(app, "short-a", "intro", "word y")
-    page = SessionQuery(app).search_sessions("word")
-    assert [item.session_id for item in page.items] == [
-        "many",
-        "short-a",
-        "short-b",
-        "long",
+    # fewer document tokens, then newer time, session id ascending, higher seq
+    raw_write(app, header("long"), [ev(0, U("word in a long document"), 50)])
+    raw_write(app, header("old"), [ev(0, U("word x"), 10)])
+    raw_write(app, header("new-b"), [ev(0, U("word y"), 20)])
+    raw_write(app, header("new-a"), [ev(0, U("word z"), 20), ev(1, U("word q"), 20)])
+    raw_write(app, header("many"), [ev(0, U("word word word"), 99)])
+    query = SessionQuery(app)
+    page = query.search_sessions("word")
+    assert found(page) == [
+        ("new-a", 1),
+        ("new-b", 0),
+        ("old", 0),
+        ("many", 0),
+        ("long", 0),
     ]
-    assert page.items[0].hit.matched_tokens == 3
-    assert found(SessionQuery(app).search_events("many", "intro word")) == []
+    assert [item.hit.matched_tokens for item in page.items] == [1, 1, 1, 3, 1]
+    assert found(query.search_events("new-a", "word")) == [("new-a", 1), ("new-a", 0)]
+    assert found(query.search_events("many", "word word")) == [("many", 0)]
+    assert found(query.search_events("many", "intro word")) == []
 
 
 def test_cursor_pages_without_duplicates_or_skips(app: Sessions) -> None:

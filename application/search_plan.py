@@ -1,0 +1,118 @@
+"""How an index answers a page: the matching documents in the search order.
+
+One plan per query (docs/search.md#the-index). The view is first asked for the
+ids of the documents holding the phrase, up to :data:`RARE_CAP`:
+
+- a *rare* phrase (at most that many documents): the page is those documents,
+  filtered and sorted by their stored key inside the database;
+- a *common* phrase: the view walks its index on the order key from the
+  cursor on and tests each document against the full-text index, so it stops
+  as soon as the page is full instead of reading every match.
+
+Both return the same documents in the same order (tested by forcing each).
+``search_sessions`` takes the first hit of each session in that order (its
+strongest); after a cursor, a session with any hit at or before the cursor's key
+was already listed (or outranked the cursor) and is left out.
+"""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from agentlog.application.search_index import (
+        IndexedDocument,
+        IndexQuery,
+        SearchView,
+    )
+    from agentlog.application.search_match import OrderKey
+
+RARE_CAP = 20_000
+"""Above this many matching documents a phrase is walked, not sorted: sorting
+costs about a microsecond per match, a walk about ten per document it tests
+(SQLite at 1,000,000 documents; docs/search.md#figures)."""
+MAX_BATCH = 4096
+Strategy = Literal["ids", "walk"]
+
+
+class IndexPlan:
+    """The documents of one query, in order, from one view.
+
+    ``check`` is a test the view cannot run (the event filter's ``text``
+    clause, which needs the text from the log); ``strategy`` forces a path.
+    """
+
+    def __init__(
+        self,
+        view: SearchView,
+        query: IndexQuery,
+        *,
+        check: Callable[[IndexedDocument], bool] | None = None,
+        strategy: Strategy | None = None,
+    ) -> None:
+        self.view = view
+        self.query = query
+        self.check = check
+        self.ids: list[int] | None = None
+        if strategy != "walk" and query.phrase:
+            cap = None if strategy == "ids" else RARE_CAP
+            self.ids = view.matching_ids(query.phrase, cap)
+        self.empty = not query.phrase or self.ids == []
+
+    def _rows(
+        self,
+        *,
+        batch: int,
+        session_id: str | None = None,
+        after: OrderKey | None = None,
+        upto: OrderKey | None = None,
+    ) -> Iterator[IndexedDocument]:
+        """Matching documents in order, fetched a growing batch at a time."""
+        if self.empty:
+            return
+        while True:
+            rows = self.view.ranked(
+                self.query,
+                ids=self.ids,
+                session_id=session_id,
+                after=after,
+                upto=upto,
+                limit=batch,
+            )
+            for row in rows:
+                if self.check is None or self.check(row):
+                    yield row
+            if len(rows) < batch:
+                return
+            after = rows[-1].key
+            batch = min(batch * 4, MAX_BATCH)
+
+    def sessions(self, after: OrderKey | None, limit: int) -> list[IndexedDocument]:
+        """Up to ``limit + 1`` sessions' strongest hits after ``after``, in order."""
+        page: list[IndexedDocument] = []
+        seen: set[str] = set()
+        for row in self._rows(after=after, batch=limit + 1):
+            if row.session_id in seen:
+                continue
+            seen.add(row.session_id)
+            if after is not None and self._any_upto(row.session_id, after):
+                continue
+            page.append(row)
+            if len(page) > limit:
+                break
+        return page
+
+    def _any_upto(self, session_id: str, key: OrderKey) -> bool:
+        """Whether the session has a hit at or before ``key``."""
+        rows = self._rows(session_id=session_id, upto=key, batch=8)
+        return next(rows, None) is not None
+
+    def events(
+        self, session_id: str, after: OrderKey | None, limit: int
+    ) -> list[IndexedDocument]:
+        """Up to ``limit + 1`` hits of one session after ``after``, in order."""
+        rows = self._rows(session_id=session_id, after=after, batch=limit + 1)
+        return list(islice(rows, limit + 1))

@@ -4,25 +4,36 @@
 :mod:`agentlog.application.model_tools` on stdin/stdout (what an MCP client that
 launches servers expects), or with ``--http`` over streamable HTTP on 127.0.0.1.
 Like every read, it never creates a store, and an unknown caller stops it before
-it serves anything: one line on stderr, exit 1.
+it serves anything: one line on stderr, exit 1. SIGINT or SIGTERM ends it with
+``interrupted by SIGTERM`` and exit 130, whether or not the client still holds
+the pipe.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Annotated
 
 import typer
 
 from agentlog.application.model_tools import DEFAULT_MAX_SEARCH_RESULTS, ModelTools
 from agentlog.domain.errors import SessionQueryError
+from agentlog.infrastructure.cli.interrupt import (
+    EXIT_INTERRUPTED,
+    Interrupted,
+    stopped_line,
+)
 from agentlog.infrastructure.cli.program import (
     CliState,
     cli,
     encodable,
     fail,
+    one_line,
     opened,
     reported,
 )
+from agentlog.infrastructure.cli.storage import abandon
 from agentlog.infrastructure.store import parse_store_url
 
 SEARCH_MAX = 10_000
@@ -100,5 +111,15 @@ def mcp_command(
         server = build_server(tools)
         if http:
             serve_http(server, port)
-        else:
+            return
+        try:
             anyio.run(serve_stdio, server)
+        except Interrupted as stop:
+            # The SDK reads stdin in a worker thread blocked in read(): a normal
+            # exit would wait for the client to close the pipe. Nothing is
+            # pending (the tools only read), so the store is closed and the
+            # process ends here.
+            abandon(app)
+            sys.stderr.write(one_line(stopped_line(stop)) + "\n")
+            sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)

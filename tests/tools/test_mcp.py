@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -150,3 +151,36 @@ def test_the_command_line_loads_the_sdk_only_for_mcp() -> None:
     from agentlog.infrastructure.mcp_server import HTTP_HOST, HTTP_PATH
 
     assert f"http://{HTTP_HOST}:PORT{HTTP_PATH}" == HTTP_URL
+
+
+INITIALIZE = (
+    '{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": '
+    '{"protocolVersion": "2025-06-18", "capabilities": {}, '
+    '"clientInfo": {"name": "test", "version": "0"}}}\n'
+)
+
+
+def test_sigterm_stops_the_server_while_the_client_holds_the_pipe(
+    store: str,
+) -> None:
+    server = subprocess.Popen(
+        [*COMMAND, "--caller", "me", "--store", store],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        server.stdin.write(INITIALIZE)
+        server.stdin.flush()
+        assert '"id":1' in server.stdout.readline().replace(" ", "")  # serving
+        server.send_signal(signal.SIGTERM)
+        returncode = server.wait(timeout=60)  # a bound, not a measurement
+        assert returncode == 130
+        assert server.stderr is not None
+        assert server.stderr.read() == "interrupted by SIGTERM\n"
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.stdin.close()

@@ -12,6 +12,7 @@ See docs/fork.md#fork.
 from __future__ import annotations
 
 import contextlib
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from eventsourcing.persistence import IntegrityError
@@ -48,7 +49,18 @@ class StreamCopier(Protocol):
         source_id: str,
         last: int,
         snapshot: tuple[Any, StoredEvent] | None = None,
+        reseal: Callable[[StoredEvent], StoredEvent] | None = None,
     ) -> None: ...
+
+
+@runtime_checkable
+class Resealer(Protocol):
+    """A mapper whose rows may be bound to their session (per-session keys)."""
+
+    @property
+    def copies_verbatim(self) -> bool: ...
+
+    def reseal(self, stored_event: StoredEvent, session_id: str) -> StoredEvent: ...
 
 
 def can_copy(app: Application[str]) -> bool:
@@ -122,8 +134,16 @@ def fork_by_copy(
     shared = taken is not None and getattr(taken[0], "datastore", None) is getattr(
         recorder, "datastore", False
     )
+    # With per-session keys a row opens only under its own session's key: each
+    # copied row is sealed again under the child's (docs/encryption.md).
+    mapper = app.mapper
+    reseal = None
+    if isinstance(mapper, Resealer) and not mapper.copies_verbatim:
+        reseal = partial(mapper.reseal, session_id=child_id)
     try:
-        recorder.copy_stream(created, source_id, version, taken if shared else None)
+        recorder.copy_stream(
+            created, source_id, version, taken if shared else None, reseal=reseal
+        )
     except IntegrityError:
         raise SessionForkError(
             f'session "{child_id}" already exists',

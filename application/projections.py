@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from eventsourcing.persistence import Tracking, TrackingRecorder
 from eventsourcing.projection import Projection
@@ -34,7 +34,7 @@ from agentlog.domain.session import SessionCreated
 from agentlog.domain.title import TITLE_EVENT
 
 if TYPE_CHECKING:
-    from eventsourcing.persistence import Mapper, Notification
+    from eventsourcing.persistence import Mapper, Notification, StoredEvent
 
 log = logging.getLogger(__name__)
 
@@ -60,27 +60,38 @@ def projected_event(event: object) -> ProjectedEvent | None:
     return None
 
 
-def decode_state(mapper: Mapper[Any], state: bytes) -> Any:
-    """A stored state as JSON: decrypted and decompressed as the mapper would."""
-    if mapper.cipher:
-        state = mapper.cipher.decrypt(state)
-    if mapper.compressor:
-        state = mapper.compressor.decompress(state)
-    return loads(state)
+class RowDecoder(Protocol):
+    """What the views need of the application's mapper: a row's plain bytes.
+
+    ``SessionMapper.decode_bytes`` (agentlog.infrastructure.mapper) opens a row
+    with its session's key, then decrypts and decompresses as configured: every
+    reader of rows decodes them this one way.
+    """
+
+    def decode_bytes(self, stored_event: StoredEvent) -> bytes: ...
+
+
+def decode_state(mapper: RowDecoder, row: StoredEvent) -> Any:
+    """A stored row's state as JSON, decoded by the application's mapper."""
+    return loads(mapper.decode_bytes(row))
 
 
 def decode_notification(
-    mapper: Mapper[Any], notification: Notification
+    mapper: RowDecoder | Mapper[Any], notification: Notification
 ) -> ProjectedEvent | None:
     """Decode a row straight to a dict (no event objects); ``None`` if unusable.
 
-    An undecodable row is logged and skipped: a corrupt log must not stall every
-    view of every other session.
+    An undecodable row (corrupt, or its session's key forgotten) is logged and
+    skipped: one session's rows must not stall every view of every other session.
     """
     try:
-        value = decode_state(mapper, notification.state)
-    except Exception:
-        log.warning("views skip undecodable notification %s", notification.id)
+        value = decode_state(cast("RowDecoder", mapper), notification)
+    except Exception as error:
+        log.warning(
+            "views skip undecodable notification %s: %s",
+            notification.id,
+            type(error).__name__,
+        )
         return None
     if type(value) is not dict:
         return None

@@ -39,6 +39,7 @@ from agentlog.application.locks import (
 )
 from agentlog.application.stored_log import StoredLog
 from agentlog.domain.errors import (
+    AgentlogError,
     SessionAlreadyExistsError,
     SessionClosedError,
     SessionConflictError,
@@ -48,6 +49,7 @@ from agentlog.domain.errors import (
     StaleSessionError,
     StoreNotFoundError,
     StoreUnavailableError,
+    StoreURLError,
 )
 from agentlog.domain.events import SessionEvent
 from agentlog.domain.fork import resolve_fork_boundary
@@ -64,9 +66,13 @@ from agentlog.domain.session import (
     project_session,
 )
 from agentlog.domain.vocabulary import check_legacy, check_reserved_type
+from agentlog.infrastructure.crypto import EncryptionSettings, encryption_settings
+from agentlog.infrastructure.keystore import open_key_store
+from agentlog.infrastructure.mapper import SessionMapper
 from agentlog.infrastructure.store_url import STORE_ENV_VAR, parse_store_url
 
 if TYPE_CHECKING:
+    from eventsourcing.persistence import Mapper
     from eventsourcing.utils import Environment, EnvType
 
     from agentlog.domain.json import Envelope
@@ -160,12 +166,17 @@ class Sessions(Application[str]):
         self._store_url = store
         self._store_display = ""
         self._create_tables = create_tables
+        self._encryption: EncryptionSettings | None = None
         try:
             super().__init__(env)
         except (EventSourcingPersistenceError, OSError) as error:
+            self._close_partly_open()
             where = f" {self._store_display}" if self._store_display else ""
             msg = f"cannot open the store{where}: {error}".strip()
             raise StoreUnavailableError(msg) from error
+        except AgentlogError:
+            self._close_partly_open()
+            raise
         self.invariants = invariants
         self.clock = clock
         self.snapshot_interval = int(
@@ -212,7 +223,43 @@ class Sessions(Application[str]):
         # writes commit and every read fail, so it is forced here.
         for key in environment.create_keys("ORIGINATOR_ID_TYPE"):
             environment[key] = "text"
+        # Checked before any connection is made: a bad setting opens nothing.
+        self._encryption = encryption_settings(environment)
         return environment
+
+    def construct_mapper(self) -> Mapper[str]:
+        """The library's mapper (``MAPPER_TOPIC``), given the per-session keys
+        when ``AGENTLOG_ENCRYPTION=per-session`` (docs/encryption.md)."""
+        mapper = super().construct_mapper()
+        if self._encryption is not None:
+            if not isinstance(mapper, SessionMapper):
+                msg = "per-session encryption needs agentlog's SessionMapper"
+                raise StoreURLError(msg)
+            mapper.keys = open_key_store(
+                self._encryption.keystore, self._encryption.master_key, self.env
+            )
+        return mapper
+
+    def _close_partly_open(self) -> None:
+        """Close what a failed ``__init__`` had opened (a pool, a key store)."""
+        mapper = getattr(self, "mapper", None)
+        if isinstance(mapper, SessionMapper) and mapper.keys is not None:
+            mapper.keys.close()
+        factory = getattr(self, "factory", None)
+        if factory is not None:
+            with contextlib.suppress(Exception):
+                factory.close()
+
+    def forget_keys(self, session_ids: Iterable[str]) -> int:
+        """Delete these sessions' data keys (crypto-shredding; docs/encryption.md).
+
+        Without per-session encryption there are no keys and this returns 0.
+        Every stored copy of those sessions' rows, backups included, can no
+        longer be decrypted; reading them raises ``SessionKeyForgottenError``
+        (a :class:`SessionNotFoundError`).
+        """
+        keys = self.mapper.keys if isinstance(self.mapper, SessionMapper) else None
+        return 0 if keys is None else keys.forget(session_ids)
 
     # ------------------------------------------------------------- observers
 
@@ -776,11 +823,19 @@ class Sessions(Application[str]):
             gt=events[0].originator_version - 1,
             lte=events[-1].originator_version,
         )
-        mine = [self.mapper.to_stored_event(event) for event in events]
-        return len(rows) == len(mine) and all(
-            row.state == own.state and row.topic == own.topic
-            for row, own in zip(rows, mine, strict=True)
-        )
+        # Compared as plain bytes: a sealed state differs at every encryption.
+        assert isinstance(self.mapper, SessionMapper)
+        mapper = self.mapper
+        mine = [mapper.plain_state(event) for event in events]
+        if len(rows) != len(mine):
+            return False
+        try:
+            return all(
+                row.topic == topic and mapper.decode_bytes(row) == plain
+                for row, (topic, plain) in zip(rows, mine, strict=True)
+            )
+        except AgentlogError:
+            return False  # a row we cannot read (another key, corrupt) is not ours
 
     def _flush_idle(self) -> None:
         owner = thread_owner()
@@ -833,6 +888,8 @@ class Sessions(Application[str]):
                 self._live.clear()
                 self._dirty.clear()
             super().close()
+            if isinstance(self.mapper, SessionMapper) and self.mapper.keys is not None:
+                self.mapper.keys.close()
 
     def live_session(self, session_id: str) -> SessionHandle | None:
         """The open handle of ``session_id`` in this process, if any."""

@@ -88,6 +88,20 @@ class SessionNotFoundError(PersistenceError, LookupError):
         self.session_id = session_id
 
 
+class SessionKeyForgottenError(SessionNotFoundError):
+    """The session's data key was forgotten (erased): it reads as never stored.
+
+    Same message as :class:`SessionNotFoundError`; see docs/encryption.md.
+    """
+
+
+class EncryptionError(PersistenceError):
+    """Per-session encryption cannot be used as configured, or a key does not open.
+
+    The message never holds a key (docs/encryption.md).
+    """
+
+
 class SessionAlreadyExistsError(PersistenceError):
     """A session with this id is live here or already stored."""
 

@@ -5,8 +5,11 @@ A stored event's topic is the wire type (``turn/start``, ``session`` for the hea
 JSON of the envelope, as our JSONL export writes it. The library's default JSON
 transcoder is not used: it would break on user dicts with keys ``_type_``/``_data_``,
 and it resolves topics by importing modules, which a crafted log must never trigger.
-Compression and encryption still come from the library (``COMPRESSOR_TOPIC``,
-``CIPHER_TOPIC``).
+Compression comes from the library (``COMPRESSOR_TOPIC``); encryption either from
+the library (``CIPHER_TOPIC``, one key for everything) or, with
+``AGENTLOG_ENCRYPTION=per-session``, from each session's own data key (``keys``,
+see docs/encryption.md): the compressed state is sealed with AES-GCM, bound to its
+session, version and topic, so the mapper is the one place that opens a row.
 """
 
 from __future__ import annotations
@@ -15,15 +18,21 @@ from typing import TYPE_CHECKING, Any
 
 from eventsourcing.persistence import Mapper, StoredEvent
 
-from agentlog.domain.errors import CorruptSessionLogError
+from agentlog.domain.errors import (
+    CorruptSessionLogError,
+    EncryptionError,
+    SessionKeyForgottenError,
+)
 from agentlog.domain.events import SessionEvent, build_event
 from agentlog.domain.json import dumps, loads
 from agentlog.domain.session import SessionCreated, SessionSnapshot
+from agentlog.infrastructure.crypto import is_sealed, row_context
 
 if TYPE_CHECKING:
     from eventsourcing.domain import DomainEventProtocol
 
     from agentlog.domain.json import Envelope
+    from agentlog.infrastructure.keystore import KeyStore
 
 HEADER_TOPIC = SessionCreated.TOPIC
 SNAPSHOT_TOPIC = SessionSnapshot.TOPIC
@@ -32,22 +41,31 @@ SNAPSHOT_TOPIC = SessionSnapshot.TOPIC
 class SessionMapper(Mapper[str]):
     """Stores each event as its log line; reads it back without importing anything."""
 
+    keys: KeyStore | None = None
+    """The per-session data keys, when ``AGENTLOG_ENCRYPTION=per-session``."""
+
     def to_stored_event(self, domain_event: DomainEventProtocol[str]) -> StoredEvent:
-        if isinstance(domain_event, SessionEvent):
-            topic, state = domain_event.topic, domain_event.encoded
-        elif isinstance(domain_event, SessionCreated):
-            topic, state = HEADER_TOPIC, domain_event.encoded
-        elif isinstance(domain_event, SessionSnapshot):
-            topic, state = SNAPSHOT_TOPIC, dumps(domain_event.state)
-        else:
-            msg = f"agentlog cannot store {type(domain_event).__qualname__} events"
-            raise TypeError(msg)
+        topic, plain = self.plain_state(domain_event)
+        session_id = str(domain_event.originator_id)
+        version = domain_event.originator_version
         return StoredEvent(
             originator_id=domain_event.originator_id,
-            originator_version=domain_event.originator_version,
+            originator_version=version,
             topic=topic,
-            state=self.encode_state(state),
+            state=self.seal(session_id, version, topic, self.encode_state(plain)),
         )
+
+    @staticmethod
+    def plain_state(domain_event: DomainEventProtocol[str]) -> tuple[str, bytes]:
+        """The row's topic and its plain state (the log line, or the snapshot)."""
+        if isinstance(domain_event, SessionEvent):
+            return domain_event.topic, domain_event.encoded
+        if isinstance(domain_event, SessionCreated):
+            return HEADER_TOPIC, domain_event.encoded
+        if isinstance(domain_event, SessionSnapshot):
+            return SNAPSHOT_TOPIC, dumps(domain_event.state)
+        msg = f"agentlog cannot store {type(domain_event).__qualname__} events"
+        raise TypeError(msg)
 
     def to_domain_event(self, stored_event: StoredEvent) -> DomainEventProtocol[str]:
         session_id = str(stored_event.originator_id)
@@ -66,15 +84,71 @@ class SessionMapper(Mapper[str]):
         return build_event(session_id, value, plain)
 
     def encode_state(self, state: bytes) -> bytes:
+        """Compress, then encrypt with the library's cipher (if configured)."""
         if self.compressor:
             state = self.compressor.compress(state)
         if self.cipher:
             state = self.cipher.encrypt(state)
         return state
 
-    def decode_bytes(self, stored_event: StoredEvent) -> bytes:
-        """The plain JSON bytes of a stored event (decrypted, decompressed)."""
+    def seal(self, session_id: str, version: int, topic: str, state: bytes) -> bytes:
+        """The state sealed with the session's data key (made on first use)."""
+        if self.keys is None:
+            return state
+        key = self.keys.data_key(session_id, create=True)
+        assert key is not None
+        return key.seal(row_context(session_id, version, topic), state)
+
+    def unseal(self, stored_event: StoredEvent) -> bytes:
+        """The row's state opened with its session's key (a plain row as it is).
+
+        A session whose key was forgotten reads as never stored
+        (:class:`SessionKeyForgottenError`, a :class:`SessionNotFoundError`).
+        """
         state = stored_event.state
+        # The library's cipher (never used together with per-session keys) starts
+        # its output with a random nonce, which may look like the sealed prefix.
+        if self.cipher is not None or not is_sealed(state):
+            return state
+        session_id = str(stored_event.originator_id)
+        if self.keys is None:
+            msg = (
+                f'session "{session_id}" is encrypted: open the store with '
+                "AGENTLOG_ENCRYPTION=per-session and its master key"
+            )
+            raise EncryptionError(msg)
+        key = self.keys.data_key(session_id)
+        if key is None:
+            raise SessionKeyForgottenError(session_id)
+        context = row_context(
+            session_id, stored_event.originator_version, stored_event.topic
+        )
+        try:
+            return key.open(context, state)
+        except ValueError as error:
+            raise corrupt(stored_event, str(error)) from None
+
+    def reseal(self, stored_event: StoredEvent, session_id: str) -> StoredEvent:
+        """The row as ``session_id``'s own (a fork's copy of its parent's row)."""
+        if self.keys is None:
+            return StoredEvent(
+                session_id,
+                stored_event.originator_version,
+                stored_event.topic,
+                stored_event.state,
+            )
+        version, topic = stored_event.originator_version, stored_event.topic
+        state = self.seal(session_id, version, topic, self.unseal(stored_event))
+        return StoredEvent(session_id, version, topic, state)
+
+    @property
+    def copies_verbatim(self) -> bool:
+        """Whether a row may be copied to another session byte for byte."""
+        return self.keys is None
+
+    def decode_bytes(self, stored_event: StoredEvent) -> bytes:
+        """The plain JSON bytes of a stored event (opened, decrypted, decompressed)."""
+        state = self.unseal(stored_event)
         try:
             if self.cipher:
                 state = self.cipher.decrypt(state)

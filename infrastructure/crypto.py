@@ -1,0 +1,230 @@
+"""Per-session encryption: the settings, the master key and a session's data key.
+
+With ``AGENTLOG_ENCRYPTION=per-session`` every stored state (events, headers,
+snapshots) of a session is sealed with AES-GCM under that session's own random
+data key. Data keys are wrapped by the master key (``AGENTLOG_MASTER_KEY``) and
+kept in a key store outside the event database
+(:mod:`agentlog.infrastructure.keystore`), so forgetting a session's key makes
+every copy of its rows unreadable, backups included. See docs/encryption.md.
+
+AES-GCM comes from the ``cryptography`` package (PyCA, OpenSSL underneath): its
+one-shot ``AESGCM`` takes associated data, which binds each sealed state to its
+session, version and topic, and each wrapped key to its session.
+"""
+
+from __future__ import annotations
+
+import binascii
+import os
+import struct
+from base64 import b64decode
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from agentlog.domain.errors import EncryptionError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+ENCRYPTION_ENV_VAR = "AGENTLOG_ENCRYPTION"
+MASTER_KEY_ENV_VAR = "AGENTLOG_MASTER_KEY"
+KEYSTORE_ENV_VAR = "AGENTLOG_KEYSTORE"
+PER_SESSION = "per-session"
+OFF = frozenset({"", "off", "none", "no"})
+
+KEY_SIZES = frozenset({16, 24, 32})
+DATA_KEY_BYTES = 32
+"""Data keys are AES-256, whatever the master key's size."""
+NONCE_BYTES = 12
+SEALED_PREFIX = b"\x00\x01"
+"""Marks a sealed state (format 1). No plain state starts with NUL: JSON starts
+with ``{``, and the library's compressors' frames with their own magic."""
+OVERHEAD = len(SEALED_PREFIX) + NONCE_BYTES + 16
+"""Bytes a sealed state adds: prefix, nonce and the GCM tag."""
+
+
+def is_sealed(state: bytes) -> bool:
+    return state[: len(SEALED_PREFIX)] == SEALED_PREFIX
+
+
+def _text(value: str) -> bytes:
+    return value.encode("utf-8", "surrogatepass")
+
+
+def _framed(*parts: bytes) -> bytes:
+    """Length-prefixed parts: no two different tuples frame to the same bytes."""
+    return b"".join(struct.pack(">I", len(part)) + part for part in parts)
+
+
+def row_context(session_id: str, version: int, topic: str) -> bytes:
+    """The associated data of a stored state: a sealed row opens only in place."""
+    return _framed(b"agentlog-row-1", _text(session_id), b"%d" % version, _text(topic))
+
+
+def _key_context(session_id: str) -> bytes:
+    return _framed(b"agentlog-data-key-1", _text(session_id))
+
+
+CHECK_CONTEXT = _framed(b"agentlog-master-key-check-1")
+
+
+class DataKey:
+    """One session's AES-256-GCM key: seals and opens its stored states."""
+
+    __slots__ = ("_aead",)
+
+    def __init__(self, key: bytes) -> None:
+        self._aead = AESGCM(key)
+
+    @staticmethod
+    def generate() -> bytes:
+        return AESGCM.generate_key(bit_length=DATA_KEY_BYTES * 8)
+
+    def seal(self, context: bytes, plain: bytes) -> bytes:
+        nonce = os.urandom(NONCE_BYTES)
+        return SEALED_PREFIX + nonce + self._aead.encrypt(nonce, plain, context)
+
+    def open(self, context: bytes, sealed: bytes) -> bytes:
+        """The plain state; ``ValueError`` if it was not sealed by this key here."""
+        start = len(SEALED_PREFIX)
+        nonce = sealed[start : start + NONCE_BYTES]
+        try:
+            return self._aead.decrypt(nonce, sealed[start + NONCE_BYTES :], context)
+        except InvalidTag:
+            msg = "the sealed state does not open with its session's key"
+            raise ValueError(msg) from None
+
+    def __repr__(self) -> str:
+        return "DataKey(***)"
+
+
+class MasterKey:
+    """Wraps and unwraps data keys (AES-GCM, the session id as associated data)."""
+
+    __slots__ = ("_aead",)
+
+    def __init__(self, key: bytes) -> None:
+        if len(key) not in KEY_SIZES:
+            msg = "the master key must be 16, 24 or 32 bytes"
+            raise EncryptionError(msg)
+        self._aead = AESGCM(key)
+
+    @classmethod
+    def from_base64(cls, text: str | None) -> MasterKey:
+        """The key ``AGENTLOG_MASTER_KEY`` holds; the error never repeats it."""
+        if not text or not text.strip():
+            msg = (
+                f"{ENCRYPTION_ENV_VAR}={PER_SESSION} needs {MASTER_KEY_ENV_VAR}: the "
+                "base64 of 16, 24 or 32 random bytes (see docs/encryption.md)"
+            )
+            raise EncryptionError(msg)
+        try:
+            key = b64decode(text.strip().encode("ascii"), validate=True)
+        except (binascii.Error, UnicodeEncodeError):
+            msg = f"{MASTER_KEY_ENV_VAR} is not valid base64"
+            raise EncryptionError(msg) from None
+        if len(key) not in KEY_SIZES:
+            msg = (
+                f"{MASTER_KEY_ENV_VAR} decodes to {len(key)} bytes; it must be 16, "
+                "24 or 32"
+            )
+            raise EncryptionError(msg)
+        return cls(key)
+
+    def wrap(self, session_id: str, data_key: bytes) -> bytes:
+        nonce = os.urandom(NONCE_BYTES)
+        return nonce + self._aead.encrypt(nonce, data_key, _key_context(session_id))
+
+    def unwrap(self, session_id: str, wrapped: bytes) -> bytes:
+        try:
+            return self._aead.decrypt(
+                wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:], _key_context(session_id)
+            )
+        except InvalidTag:
+            msg = (
+                f'the data key of session "{session_id}" does not open with the '
+                "master key"
+            )
+            raise EncryptionError(msg) from None
+
+    def check_value(self) -> bytes:
+        """A value only this master key opens (kept in the key store)."""
+        nonce = os.urandom(NONCE_BYTES)
+        return nonce + self._aead.encrypt(nonce, b"", CHECK_CONTEXT)
+
+    def opens(self, check_value: bytes) -> bool:
+        try:
+            self._aead.decrypt(
+                check_value[:NONCE_BYTES], check_value[NONCE_BYTES:], CHECK_CONTEXT
+            )
+        except InvalidTag:
+            return False
+        return True
+
+    def __repr__(self) -> str:
+        return "MasterKey(***)"
+
+
+@dataclass(frozen=True)
+class EncryptionSettings:
+    """What ``AGENTLOG_ENCRYPTION=per-session`` needs: a master key and a key store.
+
+    ``keystore`` is a URL (``sqlite:///path``, ``postgresql://…``, ``memory:``).
+    """
+
+    master_key: MasterKey
+    keystore: str
+
+
+def encryption_settings(env: Mapping[str, str]) -> EncryptionSettings | None:
+    """The settings the environment asks for; ``None`` when encryption is off.
+
+    ``env`` is the application's environment after the store URL was applied
+    (``PERSISTENCE_MODULE``, ``SQLITE_DBNAME``). Every mistake is an
+    :class:`EncryptionError` that names the variable, never its value's key.
+    """
+    mode = (env.get(ENCRYPTION_ENV_VAR) or "").strip().lower()
+    if mode in OFF:
+        return None
+    if mode != PER_SESSION:
+        msg = (
+            f"{ENCRYPTION_ENV_VAR} must be {PER_SESSION!r} or 'off', not "
+            f"{env.get(ENCRYPTION_ENV_VAR)!r}"
+        )
+        raise EncryptionError(msg)
+    if env.get("CIPHER_KEY") or env.get("CIPHER_TOPIC"):
+        msg = (
+            f"{ENCRYPTION_ENV_VAR}={PER_SESSION} replaces the library's CIPHER_KEY / "
+            "CIPHER_TOPIC; set only one of them"
+        )
+        raise EncryptionError(msg)
+    master_key = MasterKey.from_base64(env.get(MASTER_KEY_ENV_VAR))
+    keystore = (env.get(KEYSTORE_ENV_VAR) or "").strip() or default_keystore(env)
+    return EncryptionSettings(master_key, keystore)
+
+
+def default_keystore(env: Mapping[str, str]) -> str:
+    """``<database>.keys`` beside a SQLite file; memory beside memory; else refused.
+
+    A PostgreSQL store has no place outside its database we could pick: the
+    operator names one (docs/encryption.md#where-keys-live).
+    """
+    module = env.get("PERSISTENCE_MODULE") or ""
+    if module == "eventsourcing.popo":
+        return "memory:"
+    if module == "eventsourcing.sqlite":
+        database = env.get("SQLITE_DBNAME") or ""
+        if not database or database == ":memory:" or "mode=memory" in database:
+            return "memory:"
+        return "sqlite:///" + str(Path(database).absolute()) + ".keys"
+    msg = (
+        f"{ENCRYPTION_ENV_VAR}={PER_SESSION} on this store needs {KEYSTORE_ENV_VAR}: "
+        "a key store outside the event database (sqlite:////path/keys.db, or "
+        "postgresql://…?schema=… in another database or schema; see "
+        "docs/encryption.md)"
+    )
+    raise EncryptionError(msg)

@@ -1,0 +1,215 @@
+"""Per-session encryption, end to end on SQLite and PostgreSQL: every read, fork,
+import/export, the views and search work as without it, while every stored state
+(events, headers, snapshots) is sealed and holds none of the plaintext."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from agentlog import (
+    EncryptionError,
+    SessionQuery,
+    SessionTitles,
+    TitleConfig,
+    export_session,
+    import_log,
+)
+from agentlog.application import Sessions
+from agentlog.application.catch_up import views_of
+from agentlog.infrastructure.crypto import OVERHEAD, SEALED_PREFIX
+from agentlog.infrastructure.mapper import SessionMapper
+from tests.query.support import session
+from tests.scenarios.harness import SE, SS, TE, TS, A, Acall, C, R, U
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from eventsourcing.persistence import StoredEvent
+
+SECRETS = ("MARKER-prompt-7f3a", "MARKER-answer-91bc", "MARKER-tool-output-c0de")
+
+
+def turn(n: int, prompt: str, answer: str, output: str) -> list[object]:
+    call = f"c{n}"
+    return [
+        TS(n),
+        U(prompt),
+        SS(n, 1),
+        Acall(call, n, 1),
+        C(call, n, 1),
+        R(call, n, 1, content=[{"type": "text", "text": output}]),
+        SE(n, 1),
+        SS(n, 2),
+        A(answer, turn=n, step=2),
+        SE(n, 2),
+        TE(n),
+    ]
+
+
+def write(app: Sessions, session_id: str, *secrets: str) -> None:
+    prompt, answer, output = secrets or SECRETS
+    session(
+        app,
+        session_id,
+        *turn(1, prompt, answer, output),
+        *turn(2, "again", "ok", "done"),
+    )  # type: ignore[arg-type]
+
+
+def raw_rows(app: Sessions, session_id: str) -> list[StoredEvent]:
+    rows = list(app.recorder.select_events(session_id))
+    assert app.snapshots is not None
+    rows += app.snapshots.recorder.select_events(session_id)
+    return rows
+
+
+def assert_sealed(rows: list[StoredEvent]) -> None:
+    assert rows
+    for row in rows:
+        assert row.state.startswith(SEALED_PREFIX), row
+        for secret in SECRETS:
+            assert secret.encode() not in row.state
+
+
+def test_append_read_reopen(open_app: Callable[..., Sessions]) -> None:
+    app = open_app(AGENTLOG_SNAPSHOT_INTERVAL="5")
+    write(app, "s1")
+    events = app.read_events("s1")
+    assert events[1]["data"]["content"][0]["text"] == SECRETS[0]
+    rows = raw_rows(app, "s1")
+    assert any(row.topic == "session-snapshot" for row in rows)
+    assert_sealed(rows)
+    app.close()
+    again = open_app()
+    assert again.read_events("s1") == events
+    assert again.messages("s1")[0]["content"][0]["text"] == SECRETS[0]
+    handle = again.get_session("s1")  # loads the sealed snapshot, appends more
+    for item in turn(3, "third", "fine", "x"):
+        item.to(handle)  # type: ignore[attr-defined]
+    again.close(handle)
+    assert [e["seq"] for e in again.read_events("s1")] == list(range(len(events) + 11))
+
+
+def test_an_encrypted_row_costs_a_fixed_overhead(
+    open_app: Callable[..., Sessions],
+) -> None:
+    app = open_app()
+    write(app, "s1")
+    mapper = app.mapper
+    assert isinstance(mapper, SessionMapper)
+    for row in app.recorder.select_events("s1"):
+        assert len(row.state) == len(mapper.decode_bytes(row)) + OVERHEAD
+
+
+def test_fork_reseals_the_copy_under_the_childs_key(
+    open_app: Callable[..., Sessions],
+) -> None:
+    app = open_app(AGENTLOG_SNAPSHOT_INTERVAL="5")
+    write(app, "parent")
+    boundary = 10  # the first turn/end
+    child = app.fork("parent", boundary)
+    app.close(child)
+    parent_events = app.read_events("parent", limit=boundary + 1)
+    assert app.read_events(child.id) == parent_events
+    parent_rows = {
+        r.originator_version: r for r in app.recorder.select_events("parent")
+    }
+    child_rows = raw_rows(app, child.id)
+    assert_sealed(child_rows)
+    for row in child_rows:
+        if row.originator_version > 1 and row.topic != "session-snapshot":
+            assert row.state != parent_rows[row.originator_version].state
+    # The child's rows open only with the child's key: forgetting the parent's
+    # leaves the child whole.
+    app.forget_keys(["parent"])
+    reopened = open_app()
+    assert reopened.read_events(child.id) == parent_events
+    handle = reopened.get_session(child.id)
+    for item in turn(2, "child prompt", "child answer", "x"):
+        item.to(handle)  # type: ignore[attr-defined]
+    reopened.close(handle)
+    assert reopened.read_events(child.id)[-1]["type"] == "turn/end"
+
+
+def test_export_import_is_byte_identical(open_app: Callable[..., Sessions]) -> None:
+    app = open_app()
+    write(app, "s1")
+    exported = export_session(app, "s1")
+    app.forget_keys([])  # a no-op
+    other = open_app(AGENTLOG_SNAPSHOT_INTERVAL="0")
+    with pytest.raises(Exception, match="already exists"):
+        import_log(other, exported)
+    app.close()
+    # A second store, its own key store: the import seals under a new key.
+    imported = import_log(open_app(), exported.replace(b'"s1"', b'"s2"', 1))
+    assert imported.session_id == "s2"
+    again = export_session(open_app(), "s2")
+    assert again == exported.replace(b'"s1"', b'"s2"', 1)
+
+
+def test_a_long_import_streams_sealed_batches(
+    open_app: Callable[..., Sessions],
+) -> None:
+    """Past ONE_PASS_EVENTS the import writes batches through insert_stream."""
+    app = open_app()
+    handle = app.create_session(cwd="/w", session_id="long")
+    for n in range(1, 200):
+        for item in turn(n, f"p{n}", f"a{n}", f"o{n}"):
+            item.to(handle)  # type: ignore[attr-defined]
+    app.close(handle)
+    exported = export_session(app, "long")
+    result = import_log(app, exported.replace(b'"long"', b'"copy"', 1))
+    assert result.events > 2000
+    assert export_session(app, "copy") == exported.replace(b'"long"', b'"copy"', 1)
+    assert all(
+        r.state.startswith(SEALED_PREFIX) for r in app.recorder.select_events("copy")
+    )
+
+
+def test_listing_titles_and_search(open_app: Callable[..., Sessions]) -> None:
+    app = open_app()
+    write(app, "s1")
+    write(app, "s2", "another prompt", "another answer", "another output")
+    titles = SessionTitles(app, TitleConfig(5, 40, 80))
+    titles.ensure_fallback("s1")
+    query = SessionQuery(app)
+    assert {record.header["id"] for record in query.list_sessions()} == {"s1", "s2"}
+    title = query.read_title("s1")
+    assert title is not None
+    assert "MARKER" in str(title)
+    page = query.search_sessions(SECRETS[1])
+    assert [item.session_id for item in page.items] == ["s1"]
+    # Rebuilt from the sealed log, the views are the same.
+    views = views_of(app)
+    before = tuple(p.view.select_all() for p in views.projections)
+    views.rebuild()
+    assert tuple(p.view.select_all() for p in views.projections) == before
+
+
+def test_plain_sessions_stay_readable_when_encryption_is_turned_on(
+    plain_env: dict[str, str], open_app: Callable[..., Sessions]
+) -> None:
+    plain = Sessions(env=plain_env)
+    try:
+        write(plain, "old")
+    finally:
+        plain.close()
+    app = open_app()
+    events = app.read_events("old")
+    handle = app.get_session("old")
+    for item in turn(3, "newer", "fine", "x"):
+        item.to(handle)  # type: ignore[attr-defined]
+    app.close(handle)
+    rows = app.recorder.select_events("old")
+    assert not rows[0].state.startswith(SEALED_PREFIX)
+    assert rows[-1].state.startswith(SEALED_PREFIX)
+    assert app.read_events("old")[: len(events)] == events
+    # Without the settings, a sealed row is a typed error naming the remedy.
+    plain = Sessions(env=plain_env)
+    try:
+        with pytest.raises(EncryptionError, match="AGENTLOG_ENCRYPTION=per-session"):
+            plain.read_events("old")
+    finally:
+        plain.close()

@@ -14,11 +14,14 @@ session, version and topic, so the mapper is the one place that opens a row.
 
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from eventsourcing.persistence import Mapper, StoredEvent
 
 from agentlog.domain.errors import (
+    AgentlogError,
     CorruptSessionLogError,
     EncryptionError,
     SessionKeyForgottenError,
@@ -33,6 +36,8 @@ if TYPE_CHECKING:
 
     from agentlog.domain.json import Envelope
     from agentlog.infrastructure.keystore import KeyStore
+
+logger = logging.getLogger(__name__)
 
 HEADER_TOPIC = SessionCreated.TOPIC
 SNAPSHOT_TOPIC = SessionSnapshot.TOPIC
@@ -194,6 +199,35 @@ class SessionMapper(Mapper[str]):
             or value.get("type") != stored_event.topic
         ):
             raise corrupt(stored_event, "stored event does not match its row")
+
+
+@dataclass(frozen=True)
+class UnreadableRow:
+    """A row :class:`ViewMapper` could not read: the views skip it."""
+
+    originator_id: str
+    originator_version: int
+
+
+class ViewMapper(SessionMapper):
+    """The mapper of the view worker's application: an unreadable row (corrupt, or
+    its session's key forgotten by an erase) becomes an :class:`UnreadableRow`,
+    logged, instead of stopping the worker and with it every other session's
+    views, as the in-process catch-up skips such rows too."""
+
+    def to_domain_event(self, stored_event: StoredEvent) -> DomainEventProtocol[str]:
+        try:
+            return super().to_domain_event(stored_event)
+        except AgentlogError as error:
+            logger.warning(
+                "views skip an unreadable row of session %r at version %d: %s",
+                str(stored_event.originator_id),
+                stored_event.originator_version,
+                type(error).__name__,
+            )
+            return UnreadableRow(
+                str(stored_event.originator_id), stored_event.originator_version
+            )
 
 
 def is_snapshot_state(value: Any) -> bool:

@@ -17,7 +17,7 @@ import signal
 import threading
 from contextlib import ExitStack
 from importlib import import_module
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from eventsourcing.projection import ProjectionRunner
 
@@ -37,6 +37,17 @@ if TYPE_CHECKING:
     from eventsourcing.projection import Projection
 
 POLL_SECONDS = 0.2
+
+
+class WorkerSessions(Sessions):
+    """``Sessions`` as the worker reads it: a row it cannot read is skipped
+    (logged) rather than stopping every view (``ViewMapper``)."""
+
+    name = Sessions.name  # the views track positions under the application's name
+    env: ClassVar[dict[str, str]] = {
+        **Sessions.env,
+        "MAPPER_TOPIC": "agentlog.infrastructure.mapper:ViewMapper",
+    }
 
 
 def view_classes(env: Mapping[str, str]) -> ViewClasses:
@@ -70,7 +81,7 @@ def run(env: Mapping[str, str], stop: Any) -> None:
         runners = [
             stack.enter_context(
                 ProjectionRunner(
-                    application_class=Sessions,
+                    application_class=WorkerSessions,
                     projection_class=projection,
                     view_class=view,
                     env=dict(env),

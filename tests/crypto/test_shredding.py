@@ -1,0 +1,146 @@
+"""Crypto-shredding (issue 15): a copy of the database taken before a session's
+key is forgotten, opened afterwards with the key store as it is then, cannot
+decrypt that session; every other session reads fine.
+
+Until ``Sessions.erase`` lands the tests forget the key directly
+(``Sessions.forget_keys``, the call erase makes)."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from typing import TYPE_CHECKING
+
+import pytest
+
+from agentlog import (
+    SessionForkError,
+    SessionKeyForgottenError,
+    SessionNotFoundError,
+    SessionQuery,
+    SessionQueryError,
+)
+from agentlog.application import Sessions
+from agentlog.application.catch_up import views_of
+from tests.crypto.conftest import keystore_of
+from tests.crypto.test_round_trip import SECRETS, write
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+
+def backup_sqlite(database: str, copy: Path) -> None:
+    """A consistent copy of a live SQLite database (the backup API, WAL included)."""
+    source, target = sqlite3.connect(database), sqlite3.connect(copy)
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
+
+
+def test_a_backup_taken_before_the_forget_cannot_decrypt_the_session(
+    crypto_env: dict[str, str], open_app: Callable[..., Sessions], tmp_path: Path
+) -> None:
+    if crypto_env["PERSISTENCE_MODULE"] != "eventsourcing.sqlite":
+        pytest.skip("a file copy is the SQLite form of this test (see the next one)")
+    app = open_app(AGENTLOG_SNAPSHOT_INTERVAL="5")
+    write(app, "erased")
+    write(app, "kept", "kept prompt", "kept answer", "kept output")
+    copy = tmp_path / "backup.db"
+    backup_sqlite(crypto_env["SQLITE_DBNAME"], copy)
+    backup_env = {**crypto_env, "SQLITE_DBNAME": str(copy)}
+    backup_env["AGENTLOG_KEYSTORE"] = keystore_of(crypto_env)
+    before = Sessions(env=backup_env)  # the copy reads while the key exists
+    assert before.read_events("erased")[1]["data"]["content"][0]["text"] == SECRETS[0]
+    before.close()
+
+    assert app.forget_keys(["erased"]) == 1
+    app.close()
+
+    restored = open_app(
+        SQLITE_DBNAME=str(copy), AGENTLOG_KEYSTORE=keystore_of(crypto_env)
+    )
+    for read in (
+        lambda: restored.read_events("erased"),
+        lambda: restored.messages("erased"),
+        lambda: restored.get_session("erased"),
+        lambda: restored.header("erased"),
+    ):
+        with pytest.raises(SessionNotFoundError, match='session "erased" not found'):
+            read()
+    with pytest.raises(SessionForkError) as refused:
+        restored.fork("erased", 10)
+    assert refused.value.code == SessionForkError.SESSION_NOT_FOUND
+    with pytest.raises(SessionQueryError) as caught:
+        SessionQuery(restored).list_events("erased")
+    assert caught.value.code == SessionQueryError.SESSION_NOT_FOUND
+    assert (
+        restored.read_events("kept")[1]["data"]["content"][0]["text"] == "kept prompt"
+    )
+    # The rows are in the copy, sealed: the text is not.
+    raw = copy.read_bytes()
+    for secret in SECRETS:
+        assert secret.encode() not in b"".join(
+            row.state for row in restored.recorder.select_events("erased")
+        )
+    assert b"erased" in raw
+
+
+def test_rows_copied_before_the_forget_do_not_open_after_it(
+    open_app: Callable[..., Sessions],
+) -> None:
+    """Both backends: the rows as a backup holds them, read by a fresh process."""
+    app = open_app(AGENTLOG_SNAPSHOT_INTERVAL="5")
+    write(app, "erased")
+    write(app, "kept", "kept prompt", "kept answer", "kept output")
+    assert app.snapshots is not None
+    backup = {
+        session_id: [
+            *app.recorder.select_events(session_id),
+            *app.snapshots.recorder.select_events(session_id),
+        ]
+        for session_id in ("erased", "kept")
+    }
+    app.forget_keys(["erased"])
+    app.close()
+    fresh = open_app()
+    for row in backup["erased"]:
+        with pytest.raises(SessionKeyForgottenError):
+            fresh.mapper.to_domain_event(row)
+    assert len([fresh.mapper.to_domain_event(row) for row in backup["kept"]]) == len(
+        backup["kept"]
+    )
+
+
+def test_views_skip_a_session_whose_key_is_gone(
+    open_app: Callable[..., Sessions], caplog: pytest.LogCaptureFixture
+) -> None:
+    app = open_app()
+    write(app, "erased")
+    write(app, "kept", "kept prompt", "kept answer", "kept output")
+    app.forget_keys(["erased"])
+    views = views_of(app)
+    with caplog.at_level(logging.WARNING, logger="agentlog.application.projections"):
+        views.rebuild()
+    assert "SessionKeyForgottenError" in caplog.text
+    listed = [record.header["id"] for record in SessionQuery(app).list_sessions()]
+    assert listed == ["kept"]
+    # Taking the session over reads it as missing, like every other read.
+    with pytest.raises(SessionNotFoundError):
+        app.get_session("erased")
+
+
+def test_forget_without_encryption_is_a_no_op(tmp_path: Path) -> None:
+    env = {
+        "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+        "SQLITE_DBNAME": str(tmp_path / "p.db"),
+    }
+    app = Sessions(env=env)
+    try:
+        write(app, "s1")
+        assert app.forget_keys(["s1"]) == 0
+        assert len(app.read_events("s1")) == 22
+    finally:
+        app.close()

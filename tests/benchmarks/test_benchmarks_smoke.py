@@ -57,3 +57,13 @@ def test_the_live_listing_benchmark_runs(tmp_path: Path) -> None:
     result = measure(f"sqlite:///{tmp_path}/live.db", 120)
     assert result.live_handles == 120
     assert result.with_live_ms > 0 and result.without_live_ms > 0
+
+
+@pytest.mark.parametrize("encrypted", [False, True])
+def test_the_encryption_cost_benchmark_runs(tmp_path: Path, encrypted: bool) -> None:
+    from .encryption_cost import CASES, one_round, store
+
+    with store(False, tmp_path, encrypted) as env:
+        times = one_round(300, env, 0)
+    assert set(times) == set(CASES)
+    assert all(seconds > 0 for seconds in times.values())

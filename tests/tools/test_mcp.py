@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import http.client
 import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,7 @@ import anyio
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 from agentlog.application.model_tools import PROMPT_TEXT, TOOLS
 from agentlog.infrastructure.store import open_sessions
@@ -184,3 +188,56 @@ def test_sigterm_stops_the_server_while_the_client_holds_the_pipe(
         if server.poll() is None:
             server.kill()
         server.stdin.close()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_streamable_http_on_loopback(store: str, tmp_path: Path) -> None:
+    port = free_port()
+    server = subprocess.Popen(
+        [*COMMAND, "--caller", "me", "--store", store, "--http", "--port", str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(600):  # wait until it listens (bounded; not a measurement)
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None, server.stderr.read()  # type: ignore[union-attr]
+                time.sleep(0.1)
+        seen: dict[str, Any] = {}
+
+        async def session() -> None:
+            url = f"http://127.0.0.1:{port}/mcp"
+            async with (
+                streamable_http_client(url) as (read, write, *_),
+                ClientSession(read, write) as client,
+            ):
+                await client.initialize()
+                seen["tools"] = [t.name for t in (await client.list_tools()).tools]
+                seen["trace"] = await client.call_tool("session_trace", {})
+
+        anyio.run(session)
+        assert seen["tools"] == [tool.name for tool in TOOLS]
+        assert seen["trace"].content[0].text.startswith("Session me — untitled")
+        # Another Host header (DNS rebinding) is refused.
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        connection.request(
+            "POST", "/mcp", body=INITIALIZE, headers={"Host": "evil.example:80"}
+        )
+        assert connection.getresponse().status >= 400
+        connection.close()
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=60) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()

@@ -141,3 +141,28 @@ def test_the_cli_says_one_line_and_never_the_key(tmp_path: Path) -> None:
         assert "Traceback" not in failed.stderr
         for secret in (right, wrong):
             assert secret not in failed.stderr and secret not in failed.stdout
+
+
+def test_a_bad_key_store_url_is_typed(tmp_path: Path) -> None:
+    from agentlog import StoreURLError
+
+    env = sqlite_env(
+        tmp_path, AGENTLOG_MASTER_KEY=new_master_key(), AGENTLOG_KEYSTORE="ftp://x"
+    )
+    with pytest.raises(StoreURLError, match="invalid store URL"):
+        Sessions(env=env)
+
+
+def test_an_unreachable_key_store_is_typed_and_masks_its_password(
+    tmp_path: Path,
+) -> None:
+    from agentlog import StoreUnavailableError
+
+    env = sqlite_env(
+        tmp_path,
+        AGENTLOG_MASTER_KEY=new_master_key(),
+        AGENTLOG_KEYSTORE="postgresql://u:hunter2@127.0.0.1:1/keys?connect_timeout=2",
+    )
+    with pytest.raises(StoreUnavailableError) as caught:
+        Sessions(env=env)
+    assert "hunter2" not in str(caught.value)

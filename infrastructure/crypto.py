@@ -18,7 +18,7 @@ import binascii
 import os
 import struct
 from base64 import b64decode
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -177,7 +177,7 @@ class EncryptionSettings:
     """
 
     master_key: MasterKey
-    keystore: str
+    keystore: str = field(repr=False)  # a PostgreSQL URL may hold a password
 
 
 def encryption_settings(env: Mapping[str, str]) -> EncryptionSettings | None:

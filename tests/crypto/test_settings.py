@@ -166,3 +166,16 @@ def test_an_unreachable_key_store_is_typed_and_masks_its_password(
     with pytest.raises(StoreUnavailableError) as caught:
         Sessions(env=env)
     assert "hunter2" not in str(caught.value)
+
+
+def test_settings_never_show_a_secret() -> None:
+    key = new_master_key()
+    settings = encryption_settings(
+        {
+            "AGENTLOG_ENCRYPTION": "per-session",
+            "AGENTLOG_MASTER_KEY": key,
+            "AGENTLOG_KEYSTORE": "postgresql://u:hunter2@h/db?schema=k",
+        }
+    )
+    assert settings is not None
+    assert "hunter2" not in repr(settings) and key not in repr(settings)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
@@ -25,6 +25,7 @@ from agentlog.application.search_index import (
     search_index_of,
 )
 from agentlog.application.search_match import (
+    Cursor,
     Match,
     OrderKey,
     check_limit,
@@ -228,16 +229,21 @@ class ContentSearch:
         size = check_limit(limit)
         wanted = _filter(event_filter, EventFilter)
         mark = fingerprint("events", session_id, phrase, wanted.model_dump())
-        after = None if cursor is None else decode_cursor(cursor, mark)
-        hits = self._indexed_events(session_id, phrase, wanted, after, size)
+        position = None if cursor is None else decode_cursor(cursor, mark)
+        after = None if position is None else position.key
+        index = self._index()
+        snapshot = _snapshot(index, position)
+        plan_query = IndexQuery(phrase, wanted, snapshot=snapshot)
+        hits = self._indexed_events(index, session_id, plan_query, after, size)
         if hits is None:
+            snapshot = None
             found = sorted(self._found(session_id, phrase, wanted), key=_key)
             page, more = _page(found, after, size)
             hits = [(f.key, f.hit()) for f in page], more
         items, more = hits
         return SearchEventPage(
             items=[hit for _, hit in items],
-            next_cursor=encode_cursor(mark, items[-1][0]) if more else None,
+            next_cursor=encode_cursor(mark, items[-1][0], snapshot) if more else None,
         )
 
     def search_sessions(
@@ -263,8 +269,10 @@ class ContentSearch:
         mark = fingerprint(
             "sessions", phrase, sessions.model_dump(), wanted.model_dump()
         )
-        after = None if cursor is None else decode_cursor(cursor, mark)
+        position = None if cursor is None else decode_cursor(cursor, mark)
+        after = None if position is None else position.key
         index = self._index()
+        snapshot = _snapshot(index, position)
         allowed = None
         if index is None or sessions != SessionFilter():
             # Without a session filter the index alone says which sessions match.
@@ -274,7 +282,8 @@ class ContentSearch:
             scanned = allowed or set()
             best = self._scanned_best(scanned, phrase, wanted, after)
         else:
-            best = self._indexed_best(index, allowed, phrase, wanted, after, size)
+            query = IndexQuery(phrase, wanted, snapshot=snapshot)
+            best = self._indexed_best(index, allowed, query, after, size)
         best.sort(key=lambda pair: pair[0])
         page, more = best[:size], len(best) > size
         items = [
@@ -285,7 +294,7 @@ class ContentSearch:
         ]
         return SearchSessionPage(
             items=items,
-            next_cursor=encode_cursor(mark, page[-1][0]) if more else None,
+            next_cursor=encode_cursor(mark, page[-1][0], snapshot) if more else None,
         )
 
     # ---------------------------------------------------------- sources
@@ -332,8 +341,7 @@ class ContentSearch:
         self,
         index: SearchIndex,
         allowed: set[str] | None,
-        phrase: tuple[str, ...],
-        wanted: EventFilter,
+        query: IndexQuery,
         after: OrderKey | None,
         size: int,
     ) -> list[tuple[OrderKey, SearchHit]]:
@@ -349,11 +357,10 @@ class ContentSearch:
         if allowed is not None:
             scanned &= allowed
             allowed = allowed - scanned
-        best = self._scanned_best(scanned, phrase, wanted, after)
-        stored = _Stored(self.query, phrase, wanted)
-        plan_query = IndexQuery(
-            phrase,
-            wanted,
+        best = self._scanned_best(scanned, query.phrase, query.wanted, after)
+        stored = _Stored(self.query, query.phrase, query.wanted)
+        plan_query = replace(
+            query,
             sessions=None if allowed is None else frozenset(allowed),
             excluded=frozenset(scanned),
         )
@@ -369,15 +376,14 @@ class ContentSearch:
 
     def _indexed_events(
         self,
+        index: SearchIndex | None,
         session_id: str,
-        phrase: tuple[str, ...],
-        wanted: EventFilter,
+        plan_query: IndexQuery,
         after: OrderKey | None,
         size: int,
     ) -> tuple[list[tuple[OrderKey, SearchHit]], bool] | None:
         """One session's page from the index; ``None``: scan it instead (no
         index, unflushed events, or documents the index cannot match)."""
-        index = self._index()
         query = self.query
         handle = query.app.live_session(session_id)
         if index is None or (handle is not None and handle.unflushed):
@@ -391,8 +397,8 @@ class ContentSearch:
                 return [], False
             if state.broken or session_id in view.long_sessions():
                 return None  # the scan raises the fold error, or matches exactly
-            stored = _Stored(query, phrase, wanted)
-            plan = IndexPlan(view, IndexQuery(phrase, wanted), check=stored.check)
+            stored = _Stored(query, plan_query.phrase, plan_query.wanted)
+            plan = IndexPlan(view, plan_query, check=stored.check)
             rows = plan.events(session_id, after, size)
         except SessionQueryError:
             raise
@@ -454,6 +460,18 @@ class _Stored:
             matched_tokens=0 if found is None else found.matched_tokens,
             live=False,
         )
+
+
+def _snapshot(index: SearchIndex | None, position: Cursor | None) -> int | None:
+    """The index's last document id for a first page, the cursor's after."""
+    if index is None:
+        return None
+    if position is not None:
+        return position.snapshot
+    try:
+        return index.search.view.last_id()
+    except Exception as error:
+        raise SessionQueryError.listing_failed(error) from error
 
 
 def _key(found: _Found) -> OrderKey:

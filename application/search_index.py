@@ -112,6 +112,8 @@ class IndexQuery:
     wanted: EventFilter
     sessions: frozenset[str] | None = None
     excluded: frozenset[str] = frozenset()
+    snapshot: int | None = None
+    """Only documents with ids up to this one (those of the first page's time)."""
 
 
 @dataclass(slots=True)
@@ -168,6 +170,10 @@ class SearchView(View[SearchState], ABC):
         ``ids``, or, with ``ids`` ``None``, if the index says it holds the
         phrase: the view then walks its order index and tests each document.
         """
+
+    @abstractmethod
+    def last_id(self) -> int:
+        """The highest document id so far (ids grow as documents are added)."""
 
     def long_sessions(self) -> set[str]:
         """Sessions with documents the index may not match exactly (searched

@@ -148,12 +148,22 @@ def fingerprint(*parts: Any) -> str:
     return hashlib.sha256(dumps(list(parts))).hexdigest()[:16]
 
 
-def encode_cursor(print_: str, key: OrderKey) -> str:
-    raw = dumps([print_, *key])
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """Where the next page starts: after ``key``; ``snapshot`` is the index's
+    last document id when the first page was read (later documents are left
+    out of later pages), ``None`` for a scan."""
+
+    key: OrderKey
+    snapshot: int | None = None
+
+
+def encode_cursor(print_: str, key: OrderKey, snapshot: int | None = None) -> str:
+    raw = dumps([print_, *key, snapshot])
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
-def decode_cursor(cursor: object, print_: str) -> OrderKey:
+def decode_cursor(cursor: object, print_: str) -> Cursor:
     """The key after which the next page starts; a foreign cursor is an error."""
     if type(cursor) is not str or not cursor.isascii():
         raise SessionQueryError.invalid_cursor()
@@ -162,11 +172,12 @@ def decode_cursor(cursor: object, print_: str) -> OrderKey:
         value = loads(raw)
     except (ValueError, binascii.Error):
         raise SessionQueryError.invalid_cursor() from None
-    if type(value) is not list or len(value) != 5 or value[0] != print_:
+    if type(value) is not list or len(value) != 6 or value[0] != print_:
         raise SessionQueryError.invalid_cursor()
-    _, length, moment, session_id, seq = value
+    _, length, moment, session_id, seq, snapshot = value
     if (
-        type(length) is not int
+        (snapshot is not None and type(snapshot) is not int)
+        or type(length) is not int
         or type(moment) not in (int, float)
         or type(session_id) is not str
         or type(seq) is not int
@@ -174,4 +185,4 @@ def decode_cursor(cursor: object, print_: str) -> OrderKey:
         or not math.isfinite(moment)
     ):
         raise SessionQueryError.invalid_cursor()
-    return (length, float(moment), session_id, seq)
+    return Cursor((length, float(moment), session_id, seq), snapshot)

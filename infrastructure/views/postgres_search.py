@@ -263,6 +263,13 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
             curs.execute(sql, params)
             return [_document(record) for record in curs.fetchall()]
 
+    def last_id(self) -> int:
+        sql = SQL("SELECT max(id) AS id FROM {0}").format(self._docs)
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(sql)
+            record = curs.fetchone()
+            return int(record["id"] or 0) if record else 0
+
     def long_sessions(self) -> set[str]:
         sql = SQL("SELECT DISTINCT session_id FROM {0} WHERE long").format(self._docs)
         with self.datastore.transaction(commit=False) as curs:
@@ -279,7 +286,8 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
 
     def clear(self, application_name: str) -> None:
         with self.datastore.transaction(commit=True) as curs:
-            curs.execute(SQL("DELETE FROM {0}").format(self._docs))
+            # Ids restart: a rebuild numbers the documents as the first pass did.
+            curs.execute(SQL("TRUNCATE {0} RESTART IDENTITY").format(self._docs))
             curs.execute(SQL("DELETE FROM {0}").format(self._table))
             curs.execute(
                 SQL("DELETE FROM {0} WHERE application_name = %s").format(
@@ -313,6 +321,9 @@ def _filters(query: IndexQuery, params: list[Any]) -> list[Composable]:
     if wanted.surfaces is not None:
         where.append(SQL("surface = ANY(%s)"))
         params.append([SURFACES.index(surface) for surface in wanted.surfaces])
+    if query.snapshot is not None:
+        where.append(SQL("id <= %s"))
+        params.append(query.snapshot)
     if query.sessions is not None:
         where.append(SQL("session_id = ANY(%s)"))
         params.append([encode_text(s) for s in query.sessions])

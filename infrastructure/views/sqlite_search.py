@@ -303,6 +303,11 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             c.execute(sql, params)
             return [_document(tuple(r)) for r in c.fetchall()]
 
+    def last_id(self) -> int:
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(f"SELECT max(id) FROM {DOCS}")
+            return int(c.fetchone()[0] or 0)
+
     def documents(self) -> list[IndexedDocument]:
         with self.datastore.transaction(commit=False) as c:
             order = "d.session_id, d.neg_seq DESC"
@@ -329,6 +334,8 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         with self.datastore.transaction(commit=True) as c:
             c.execute(f"INSERT INTO {FTS} ({FTS}) VALUES ('delete-all')")
             c.execute(f"DELETE FROM {DOCS}")
+            # Ids restart: a rebuild numbers the documents as the first pass did.
+            c.execute("DELETE FROM sqlite_sequence WHERE name = ?", (DOCS,))
             c.execute(f"DELETE FROM {META}")
             c.execute(f"DELETE FROM {self.table_name}")
             c.execute(
@@ -362,6 +369,9 @@ def _filters(query: IndexQuery, params: list[Any]) -> list[str]:
     if wanted.surfaces is not None:
         codes = sorted({SURFACES.index(surface) for surface in wanted.surfaces})
         where.append(f"d.surface IN ({', '.join(str(code) for code in codes)})")
+    if query.snapshot is not None:
+        where.append("d.id <= ?")
+        params.append(query.snapshot)
     if query.sessions is not None:
         where.append(f"d.session_id IN (SELECT id FROM {IDS} WHERE allowed = 1)")
     if query.excluded:

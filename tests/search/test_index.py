@@ -317,6 +317,17 @@ def test_plan_paths_agree_on_the_view(app: Sessions) -> None:
     assert keys == sorted(keys)
 
 
+def append_raw(app: Sessions, session_id: str, seq: int, event: Any) -> None:
+    """Store one more event of a stored session, as another writer would."""
+    from eventsourcing.persistence import StoredEvent
+
+    from agentlog.domain.json import dumps
+
+    encode = app.mapper.encode_state  # type: ignore[attr-defined]
+    row = StoredEvent(session_id, seq + 2, str(event["type"]), encode(dumps(event)))
+    app.recorder.insert_events([row])
+
+
 @pytest.mark.parametrize("path", ["walk", "ids"])
 def test_cursor_pages_under_concurrent_appends(
     app: Sessions, monkeypatch: pytest.MonkeyPatch, path: str
@@ -329,17 +340,23 @@ def test_cursor_pages_under_concurrent_appends(
     seen = [item.session_id for item in page.items]
     late = 0
     while page.next_cursor is not None:
-        # Between pages: new sessions (newer, so first in the order) and new
-        # hits in sessions already listed.
-        raw_write(app, header(f"late{late}"), [ev(0, U("needle late"), 500 + late)])
-        raw_write(app, header(f"old{late}"), [ev(0, U("needle old"), 1)])
+        # Between pages: new sessions, and in every first session a new hit
+        # that outranks all (shorter and newer): later pages keep the order of
+        # the first page's time, so nothing is skipped or listed twice.
+        raw_write(app, header(f"late{late}"), [ev(0, U("needle"), 500 + late)])
+        for number in range(9):
+            append_raw(app, f"s{number}", late + 1, ev(late + 1, U("needle"), 900))
         late += 1
         page = query.search_sessions("needle", limit=3, cursor=page.next_cursor)
         seen += [item.session_id for item in page.items]
-    assert len(seen) == len(set(seen))
-    assert {f"s{n}" for n in range(9)} <= set(seen)
+    assert seen == [f"s{n}" for n in range(9)]
+    # A new first page sees the new hits.
+    fresh = query.search_sessions("needle", limit=3).items
+    assert [item.hit.time for item in fresh] == [900, 900, 900]
     events = query.search_events("s4", "needle", limit=1)
-    assert events.next_cursor is None and len(events.items) == 1
+    assert events.items[0].seq == late and events.next_cursor is not None
+    rest = query.search_events("s4", "needle", limit=50, cursor=events.next_cursor)
+    assert [hit.seq for hit in rest.items] == list(range(late - 1, -1, -1))
 
 
 def test_index_keeps_no_text(app: Sessions) -> None:

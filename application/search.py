@@ -49,6 +49,7 @@ from agentlog.application.search_plan import IndexPlan
 from agentlog.application.store_reader import StoreReader
 from agentlog.domain.errors import SessionQueryError
 from agentlog.domain.search_text import SearchDocument, document_text, normalize_space
+from agentlog.domain.title import fold_session_title
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -286,9 +287,10 @@ class ContentSearch:
             best = self._indexed_best(index, allowed, query, after, size)
         best.sort(key=lambda pair: pair[0])
         page, more = best[:size], len(best) > size
+        titles = self._titles([hit.session_id for _, hit in page])
         items = [
             SessionSearchHit.model_construct(
-                session_id=hit.session_id, title=self._title(hit.session_id), hit=hit
+                session_id=hit.session_id, title=titles.get(hit.session_id), hit=hit
             )
             for _, hit in page
         ]
@@ -406,6 +408,33 @@ class ContentSearch:
             raise SessionQueryError.listing_failed(error) from error
         page = [(row.key, stored.hit(row)) for row in rows[:size]]
         return page, len(rows) > size
+
+    def _titles(self, session_ids: list[str]) -> dict[str, str | None]:
+        """The page's titles: stored ones from the titles view in one read,
+        live ones (and any other reader's) as ``read_title`` gives them."""
+        query = self.query
+        reader = query.persistence
+        titles: dict[str, str | None] = {}
+        stored = [
+            key
+            for key in session_ids
+            if isinstance(reader, StoreReader) and query.app.live_session(key) is None
+        ]
+        if stored:
+            assert isinstance(reader, StoreReader)
+            try:
+                reader.catch_up()
+                rows = reader.views.titles.view.select_rows(stored)
+            except Exception as error:
+                raise SessionQueryError.listing_failed(error) from error
+            for key in stored:
+                row = rows.get(key)
+                title = None if row is None else fold_session_title([row.event()])
+                titles[key] = None if title is None else title.title
+        for key in session_ids:
+            if key not in titles:
+                titles[key] = self._title(key)
+        return titles
 
     def _title(self, session_id: str) -> str | None:
         try:

@@ -147,10 +147,16 @@ class SearchView(View[SearchState], ABC):
         """In one transaction: skip (False) if ``tracking`` is recorded, else
         write ``change(current states of keys)`` and record ``tracking``."""
 
-    @abstractmethod
     def matching_ids(self, phrase: Sequence[str], cap: int | None) -> list[int] | None:
         """The ids of the documents holding the phrase, or ``None`` if there
-        are more than ``cap`` (the phrase is common: walk the order instead)."""
+        are more than ``cap`` (the phrase is common: walk the order instead).
+        One evaluation of the phrase, its ids sent as one value."""
+        ids = self.select_ids(phrase, None if cap is None else cap + 1)
+        return None if cap is not None and len(ids) > cap else ids
+
+    @abstractmethod
+    def select_ids(self, phrase: Sequence[str], limit: int | None) -> list[int]:
+        """At most ``limit`` ids of documents holding the phrase."""
 
     @abstractmethod
     def ranked(

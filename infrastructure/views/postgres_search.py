@@ -207,18 +207,15 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
 
     # --------------------------------------------------------------- reads
 
-    def matching_ids(self, phrase: Sequence[str], cap: int | None) -> list[int] | None:
-        sql = SQL("SELECT id FROM {0} WHERE tsv @@ {1} AND NOT long").format(
-            self._docs, _QUERY
-        )
-        params: list[Any] = [" ".join(phrase)]
-        if cap is not None:
-            sql += SQL(" LIMIT %s")
-            params.append(cap + 1)
+    def select_ids(self, phrase: Sequence[str], limit: int | None) -> list[int]:
+        sql = SQL(
+            "SELECT array_agg(id) AS ids FROM (SELECT id FROM {0} "
+            "WHERE tsv @@ {1} AND NOT long LIMIT %s) AS m"
+        ).format(self._docs, _QUERY)
         with self.datastore.transaction(commit=False) as curs:
-            curs.execute(sql, params)
-            ids = [record["id"] for record in curs.fetchall()]
-        return None if cap is not None and len(ids) > cap else ids
+            curs.execute(sql, (" ".join(phrase), limit))
+            record = curs.fetchone()
+            return list(record["ids"] or []) if record else []
 
     def ranked(
         self,

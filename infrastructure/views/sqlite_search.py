@@ -233,16 +233,16 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
 
     # --------------------------------------------------------------- reads
 
-    def matching_ids(self, phrase: Sequence[str], cap: int | None) -> list[int] | None:
-        sql = f"SELECT rowid FROM {FTS} WHERE {FTS} MATCH ?"
-        params: list[Any] = [fts_phrase(phrase)]
-        if cap is not None:
-            sql += " LIMIT ?"
-            params.append(cap + 1)
+    def select_ids(self, phrase: Sequence[str], limit: int | None) -> list[int]:
+        # One JSON array, not a row per id: 20,000 ids cost 1 ms, not 14.
+        sql = (
+            "SELECT json_group_array(rowid) FROM "
+            f"(SELECT rowid FROM {FTS} WHERE {FTS} MATCH ? LIMIT ?)"
+        )
         with self.datastore.transaction(commit=False) as c:
-            c.execute(sql, params)
-            ids = [row[0] for row in c.fetchall()]
-        return None if cap is not None and len(ids) > cap else ids
+            c.execute(sql, (fts_phrase(phrase), -1 if limit is None else limit))
+            ids: list[int] = json.loads(c.fetchone()[0])
+            return ids
 
     def ranked(
         self,

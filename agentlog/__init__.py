@@ -14,6 +14,7 @@ from __future__ import annotations
 from agentlog.application.async_sessions import AsyncSessionQuery, AsyncSessions
 from agentlog.application.handle import SessionHandle
 from agentlog.application.query import SessionQuery
+from agentlog.application.scope import Scope, ScopedSessionQuery
 from agentlog.application.search_models import EventFilter, SessionFilter
 from agentlog.application.sessions import Sessions
 from agentlog.application.titles import SessionTitles, TitleProvider, TitleRequest
@@ -66,6 +67,8 @@ __all__ = [
     "NonJsonDataError",
     "PayloadError",
     "PersistenceError",
+    "Scope",
+    "ScopedSessionQuery",
     "SeedError",
     "SessionAlreadyExistsError",
     "SessionBusyError",

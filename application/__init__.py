@@ -20,6 +20,7 @@ from agentlog.application.query import (
     SessionTitleSnapshot,
     StoreReader,
 )
+from agentlog.application.scope import Scope, ScopedSessionQuery
 from agentlog.application.sessions import Sessions
 from agentlog.application.titles import (
     LlmTitleHelper,
@@ -33,6 +34,8 @@ __all__ = [
     "AsyncSessions",
     "LlmTitleHelper",
     "PersistenceReader",
+    "Scope",
+    "ScopedSessionQuery",
     "SessionEventRecord",
     "SessionEventTrace",
     "SessionEventWindow",

@@ -36,6 +36,8 @@ from agentlog.domain.title import TITLE_EVENT
 if TYPE_CHECKING:
     from eventsourcing.persistence import Mapper, Notification, StoredEvent
 
+    from agentlog.application.scope import Scope
+
 log = logging.getLogger(__name__)
 
 VIEW_TRACKING_TABLE = "agentlog_view_tracking"
@@ -155,13 +157,21 @@ class ListingView(View[ListingRow], ABC):
 
     @abstractmethod
     def select_page(
-        self, *, limit: int, after: tuple[Number, str] | None = None
+        self,
+        *,
+        limit: int,
+        after: tuple[Number, str] | None = None,
+        scope: Scope | None = None,
     ) -> list[ListingRow]:
-        """Rows with a header, newest first (createdAt desc, id asc), after a key."""
+        """Rows with a header, newest first (createdAt desc, id asc), after a key.
+
+        With ``scope``, only rows whose columns equal ``scope.columns()``, selected
+        in the query through an index (never by reading every row).
+        """
 
     @abstractmethod
-    def select_headers(self) -> list[dict[str, Any]]:
-        """Every listed header (unordered); no log is read."""
+    def select_headers(self, *, scope: Scope | None = None) -> list[dict[str, Any]]:
+        """Every listed header (unordered), or those of ``scope``'s columns."""
 
 
 class TitleView(View[TitleRow], ABC):

@@ -29,6 +29,7 @@ from agentlog.application.query_models import (
     headers_conflict,
     make_record,
 )
+from agentlog.application.scope import Scope, ScopedCorpus, ScopedSessionQuery
 from agentlog.application.search import ContentSearch
 from agentlog.application.store_reader import PersistenceReader, StoreReader
 from agentlog.application.summaries import (
@@ -52,6 +53,7 @@ from agentlog.domain.title import TitleSnapshot, fold_session_title
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from agentlog.application.handle import SessionHandle
     from agentlog.application.search_models import SearchEventPage, SearchSessionPage
     from agentlog.application.sessions import Sessions
     from agentlog.application.view_rows import Number
@@ -99,7 +101,15 @@ class SessionQuery:
     ``persistence`` is the mounted reader: by default the application's own store
     (through its views); any object with ``list()`` and ``load(id)``; or ``None``
     (unmounted: only live sessions exist). It may be swapped at any time.
+
+    :meth:`scoped` and :meth:`for_caller` give the same reads inside a scope
+    (docs/scope.md); the visibility check sits in the resolution steps below
+    (``_live``, ``_require_stored``, ``_observe``, ``_corpus``, the listing and
+    lineage reads), on the header each read then uses.
     """
+
+    _scope: Scope | None = None
+    """``None``: every session (an unscoped query)."""
 
     def __init__(
         self,
@@ -129,14 +139,85 @@ class SessionQuery:
     def unmount(self) -> None:
         self.persistence = None
 
+    # -------------------------------------------------------------- scopes
+
+    def scoped(self, scope: Scope) -> ScopedSessionQuery:
+        """These reads, restricted to ``scope`` (through the reader mounted now)."""
+        if not isinstance(scope, Scope):
+            msg = f"scoped() needs a Scope, got {type(scope).__name__}"
+            raise SessionQueryError.invalid_scope(msg)
+        inner = SessionQuery(
+            self.app, read_window_max=self.read_window_max, persistence=self.persistence
+        )
+        inner._scope = scope
+        return ScopedSessionQuery(inner, scope)
+
+    def for_caller(self, caller_session_id: str) -> ScopedSessionQuery:
+        """The scope of a caller session, from its own header (docs/scope.md).
+
+        The caller sees the sessions with its ``cwd`` and its ``owner`` (or, if
+        it has none, without one); a caller without a ``cwd`` sees only itself.
+        An id that names no session fails closed (``SESSION_QUERY_UNKNOWN_CALLER``).
+        """
+        if type(caller_session_id) is not str or not caller_session_id:
+            raise SessionQueryError.unknown_caller(caller_session_id)
+        handle = self.app.live_session(caller_session_id)
+        header: Header | None = None if handle is None else handle.header
+        if header is None and self.persistence is not None:
+            header = self._listed_one(self.persistence, caller_session_id)
+        if header is None or header.get("id") != caller_session_id:
+            raise SessionQueryError.unknown_caller(caller_session_id)
+        return self.scoped(caller_scope(header))
+
+    def _admits(self, header: Header) -> bool:
+        return self._scope is None or self._scope.admits(header)
+
+    def _live(self, session_id: str) -> SessionHandle | None:
+        """The live handle of an id, if the scope sees it."""
+        handle = self.app.live_session(session_id)
+        if handle is None or not self._admits(handle.header):
+            return None
+        return handle
+
+    def _live_all(self) -> list[SessionHandle]:
+        return [h for h in self.app.live_sessions() if self._admits(h.header)]
+
+    def _unflushed(self) -> list[SessionHandle]:
+        return [h for h in self.app.unflushed_sessions() if self._admits(h.header)]
+
+    def _visible_ids(self, session_ids: Sequence[str]) -> set[str]:
+        """Which of these ids the scope sees (live or stored), in one view read."""
+        found = {key for key in session_ids if self._live(key) is not None}
+        rest = [key for key in session_ids if key not in found]
+        reader = self.persistence
+        if not rest or reader is None:
+            return found
+        headers: list[Header]
+        if isinstance(reader, StoreReader):
+            try:
+                rows = reader.rows(rest)
+            except Exception as error:
+                raise SessionQueryError.listing_failed(error) from error
+            headers = [row.header for row in rows.values() if row.header is not None]
+        else:
+            listed = self._listed(reader)
+            headers = [listed[key] for key in rest if key in listed]
+        return found | {str(h.get("id")) for h in headers if self._admits(h)}
+
     # --------------------------------------------------------- resolution
 
     def _listed(self, reader: PersistenceReader) -> dict[str, Header]:
+        headers: list[Header]
         try:
-            headers = list(reader.list())
+            if isinstance(reader, StoreReader):
+                headers = list(reader.list(scope=self._scope))
+            else:
+                headers = list(reader.list())
         except Exception as error:
             raise SessionQueryError.listing_failed(error) from error
-        return {str(header.get("id")): header for header in headers}
+        return {
+            str(header.get("id")): header for header in headers if self._admits(header)
+        }
 
     def _listed_one(self, reader: PersistenceReader, session_id: str) -> Header | None:
         if isinstance(reader, StoreReader):
@@ -154,21 +235,27 @@ class SessionQuery:
         except Exception as error:
             raise SessionQueryError.load_failed(session_id, error) from error
 
-    def _require_stored(self, session_id: str) -> tuple[PersistenceReader, Header]:
-        reader = self.persistence
+    def _require_stored(
+        self, session_id: str, reader: PersistenceReader | object | None = _DEFAULT
+    ) -> tuple[PersistenceReader, Header]:
+        """The mounted reader (or ``reader``) and the id's listed header; an id
+        it does not list, or lists outside the scope, is not found."""
+        if reader is _DEFAULT:
+            reader = self.persistence
         if reader is None:
             raise SessionQueryError.not_found(session_id)
-        listed = self._listed_one(reader, session_id)
-        if listed is None:
+        mounted = cast("PersistenceReader", reader)
+        listed = self._listed_one(mounted, session_id)
+        if listed is None or not self._admits(listed):
             raise SessionQueryError.not_found(session_id)
-        return reader, listed
+        return mounted, listed
 
     def _observe(
         self, session_id: str, window: tuple[int, int] | None = None
     ) -> _Observation:
         """Live first (never touching persistence), else list, load and compare."""
         _check_id(session_id)
-        handle = self.app.live_session(session_id)
+        handle = self._live(session_id)
         if handle is not None:
             return _Observation(handle.header, handle.events)
         reader, listed = self._require_stored(session_id)
@@ -181,6 +268,9 @@ class SessionQuery:
         else:
             header, events = self._load(session_id, lambda: reader.load(session_id))
             offset = 0
+        if not self._admits(header):
+            # The scope is checked on the header read with these events.
+            raise SessionQueryError.not_found(session_id)
         if headers_conflict(listed, header):
             raise SessionQueryError.source_conflict(session_id)
         return _Observation(copy_json(dict(header)), copy_json(list(events)), offset)
@@ -193,7 +283,7 @@ class SessionQuery:
             key: make_record(header, live=False, persisted=True)
             for key, header in listed.items()
         }
-        for handle in self.app.live_sessions():
+        for handle in self._live_all():
             header = handle.header
             stored = listed.get(handle.id)
             if stored is not None and headers_conflict(header, stored):
@@ -246,12 +336,12 @@ class SessionQuery:
     def read_title(self, session_id: str) -> TitleSnapshot | None:
         """The latest ``session/title`` of the session; ``None`` if it has none."""
         _check_id(session_id)
-        handle = self.app.live_session(session_id)
+        handle = self._live(session_id)
         if handle is not None:
             return fold_session_title(handle.events)
         reader = self.persistence
         if isinstance(reader, StoreReader):
-            self._require_stored(session_id)
+            self._require_stored(session_id, reader)
             try:
                 return reader.title(session_id)
             except Exception as error:
@@ -287,19 +377,19 @@ class SessionQuery:
         """
         _check_id(session_id)
         reader = self.persistence
-        if self.app.live_session(session_id) is not None or not isinstance(
-            reader, StoreReader
-        ):
+        if self._live(session_id) is not None or not isinstance(reader, StoreReader):
             snapshot = self.read_surface(session_id)
             events = iter(snapshot.events)
             return SurfaceStream(
                 snapshot.session, snapshot.captured_through_seq, events
             )
-        _, listed = self._require_stored(session_id)
+        _, listed = self._require_stored(session_id, reader)
         try:
             stream = reader.surface(session_id)
         except Exception as error:
             raise SessionQueryError.load_failed(session_id, error) from error
+        if not self._admits(stream.session):
+            raise SessionQueryError.not_found(session_id)
         if headers_conflict(listed, stream.session):
             raise SessionQueryError.source_conflict(session_id)
         return stream
@@ -322,7 +412,7 @@ class SessionQuery:
         after = self._window("after", after)
         _check_id(session_id)
         if type(seq) is not int or seq < 0:
-            if self.app.live_session(session_id) is None:
+            if self._live(session_id) is None:
                 self._require_stored(session_id)
             raise self._no_event(session_id, seq)
         start = max(0, seq - before)
@@ -386,10 +476,12 @@ class SessionQuery:
                 reader.catch_up()
             except Exception as error:
                 raise SessionQueryError.listing_failed(error) from error
-            live = self.app.live_sessions()
+            live = self._live_all()
             corpus: LineageCorpus[Any] = StoreLineageCorpus(reader, live, session_id)
         else:
             corpus = IndexedCorpus(self._corpus(), lambda record: record.header)
+        if self._scope is not None:
+            corpus = ScopedCorpus(corpus, self._scope)
         try:
             trace = trace_lineage(corpus, session_id)
         except SessionNotFoundError as error:
@@ -458,10 +550,12 @@ class SessionQuery:
         # Only handles with unflushed events differ from their stored row; a
         # flushed live handle is its row, flagged live. So the cost follows the
         # page and the unflushed handles, never the number of live handles.
-        live = {handle.id: handle for handle in self.app.unflushed_sessions()}
+        live = {handle.id: handle for handle in self._unflushed()}
         try:
             reader.catch_up()
-            stored = reader.page(limit=count + len(live) + 1, after=after)
+            stored = reader.page(
+                limit=count + len(live) + 1, after=after, scope=self._scope
+            )
             persisted = reader.rows(list(live))
         except Exception as error:
             raise SessionQueryError.listing_failed(error) from error
@@ -488,7 +582,7 @@ class SessionQuery:
         for record in self._corpus():
             session_id = str(record.header.get("id"))
             if record.live:
-                handle = self.app.live_session(session_id)
+                handle = self._live(session_id)
                 events = handle.events if handle is not None else []
             else:
                 events = self._observe(session_id).events
@@ -498,6 +592,18 @@ class SessionQuery:
                     summary_row(row, live=record.live, persisted=record.persisted)
                 )
         return rows
+
+
+def caller_scope(header: Header) -> Scope:
+    """The scope of a caller with this header (docs/scope.md#caller-scope).
+
+    Its ``cwd`` and its ``owner`` (absent: sessions without one); without a
+    string ``cwd``, or with an ``owner`` that is not a string, only itself.
+    """
+    cwd, owner = header.get("cwd"), header.get("owner")
+    if type(cwd) is str and (owner is None or type(owner) is str):
+        return Scope(cwd=cwd, owner=owner)
+    return Scope(session_id=str(header.get("id")))
 
 
 __all__ = [

@@ -181,7 +181,7 @@ class ContentSearch:
         observation = query._observe(session_id)
         events = observation.events
         classes = query._classes(query._fold(events))
-        handle = query.app.live_session(session_id)
+        handle = query._live(session_id)
         unflushed = handle.unflushed if handle is not None else 0
         surface = [classes(index) for index in range(len(events))]
         return events, surface, len(events) - unflushed
@@ -352,7 +352,7 @@ class ContentSearch:
         cannot match exactly)."""
         view = index.search.view
         try:
-            scanned = {h.id for h in self.query.app.unflushed_sessions()}
+            scanned = {h.id for h in self.query._unflushed()}
             scanned |= view.long_sessions()
         except Exception as error:
             raise SessionQueryError.listing_failed(error) from error
@@ -387,7 +387,7 @@ class ContentSearch:
         """One session's page from the index; ``None``: scan it instead (no
         index, unflushed events, or documents the index cannot match)."""
         query = self.query
-        handle = query.app.live_session(session_id)
+        handle = query._live(session_id)  # a scoped query sees only its scope's
         if index is None or (handle is not None and handle.unflushed):
             return None
         if handle is None:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from eventsourcing.persistence import StoredEvent
 
     from agentlog.application.catch_up import SessionViews
+    from agentlog.application.scope import Scope
     from agentlog.application.sessions import Sessions
     from agentlog.application.stored_log import StoredLog
     from agentlog.application.view_rows import ListingRow, Number
@@ -53,9 +54,14 @@ class StoreReader:
 
     # ------------------------------------------------------------ the port
 
-    def list(self) -> Headers:
+    def list(self, *, scope: Scope | None = None) -> Headers:
+        """Every listed header; with ``scope``, those it admits, selected in the
+        view's query (docs/scope.md#enforced-in-the-query)."""
         self.catch_up()
-        return self.views.listing.view.select_headers()
+        headers = self.views.listing.view.select_headers(scope=scope)
+        if scope is None:
+            return headers
+        return [header for header in headers if scope.admits(header)]
 
     def load(self, session_id: str) -> Log:
         return self._load(session_id, None, None)
@@ -80,9 +86,30 @@ class StoreReader:
         return {key: row for key, row in found.items() if row.header is not None}
 
     def page(
-        self, *, limit: int, after: tuple[Number, str] | None
+        self,
+        *,
+        limit: int,
+        after: tuple[Number, str] | None,
+        scope: Scope | None = None,
     ) -> builtins.list[ListingRow]:
-        return self.views.listing.view.select_page(limit=limit, after=after)
+        """Up to ``limit`` rows newest first after ``after``, inside ``scope``.
+
+        The view selects by the scope's columns; each row's header is then
+        checked by the exact rule, and a row that fails it (a header value of
+        another type, which the view stores as NULL) is replaced by reading on.
+        """
+        view = self.views.listing.view
+        rows = view.select_page(limit=limit, after=after, scope=scope)
+        if scope is None:
+            return rows
+        kept = [row for row in rows if row.header and scope.admits(row.header)]
+        while len(rows) == limit and len(kept) < limit:
+            last = rows[-1]
+            created = last.created_at if last.created_at is not None else 0
+            after = (created, last.session_id)
+            rows = view.select_page(limit=limit, after=after, scope=scope)
+            kept += [row for row in rows if row.header and scope.admits(row.header)]
+        return kept[:limit]
 
     def children(self, session_id: str) -> Headers:
         """Headers of the sessions whose parent is ``session_id`` (lineage view)."""

@@ -204,6 +204,8 @@ class SessionQueryError(AgentlogError):
     INVALID_SEARCH = "SESSION_QUERY_INVALID_SEARCH"
     INVALID_CURSOR = "SESSION_QUERY_INVALID_CURSOR"
     SEARCH_DISABLED = "SESSION_QUERY_SEARCH_DISABLED"
+    INVALID_SCOPE = "SESSION_QUERY_INVALID_SCOPE"
+    UNKNOWN_CALLER = "SESSION_QUERY_UNKNOWN_CALLER"
 
     def __init__(
         self, message: str, code: str, cause: BaseException | None = None
@@ -267,6 +269,17 @@ class SessionQueryError(AgentlogError):
     def invalid_cursor(cls) -> SessionQueryError:
         msg = "search cursor is malformed or belongs to another query"
         return cls(msg, cls.INVALID_CURSOR)
+
+    @classmethod
+    def invalid_scope(cls, message: str) -> SessionQueryError:
+        """A ``Scope`` built from values it cannot hold (docs/scope.md)."""
+        return cls(f"invalid scope: {message}", cls.INVALID_SCOPE)
+
+    @classmethod
+    def unknown_caller(cls, session_id: object) -> SessionQueryError:
+        """``for_caller`` with an id that names no session: no scope at all."""
+        msg = f'caller session "{session_id}" not found; no scope can be derived'
+        return cls(msg, cls.UNKNOWN_CALLER)
 
     @classmethod
     def search_disabled(cls) -> SessionQueryError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from bisect import bisect_right
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection
 
     from agentlog.application.projections import Merge
+    from agentlog.application.scope import Scope
 
 TRow = TypeVar("TRow")
 
@@ -81,33 +83,74 @@ class POPOView(POPOTrackingRecorder, View[TRow], Generic[TRow]):
             self._max_tracking_ids.pop(self.tracking_key(application_name), None)
 
 
+Group = tuple[str | None, str | None]
+
+
 class POPOListingView(POPOView[ListingRow], ListingView):
-    """The listing; the recency order is sorted once per change, then sliced."""
+    """The listing; the recency order is sorted once per change, then sliced.
+
+    The same order is kept per ``(cwd, owner)`` group, so a scoped page reads
+    the groups its scope names, not every row (docs/scope.md).
+    """
 
     def __init__(self) -> None:
         super().__init__()
         self._recent: list[ListingRow] | None = None
+        self._groups: dict[Group, list[ListingRow]] = {}
 
     def _changed(self) -> None:
         self._recent = None
+        self._groups = {}
+
+    def _ordered(self, scope: Scope | None) -> list[ListingRow]:
+        """Listed rows newest first, of the scope's columns (call under the lock)."""
+        if self._recent is None:
+            listed = [row for row in self._rows.values() if row.header is not None]
+            self._recent = sorted(listed, key=_recency)
+            groups: dict[Group, list[ListingRow]] = {}
+            for row in self._recent:
+                groups.setdefault((row.cwd, row.owner), []).append(row)
+            self._groups = groups
+        if scope is None:
+            return self._recent
+        wanted = dict(scope.columns())
+        if "session_id" in wanted:
+            one = self._rows.get(str(wanted.pop("session_id")))
+            candidates = [] if one is None or one.header is None else [one]
+            return [r for r in candidates if _in_columns(r, wanted)]
+        picked = [
+            rows
+            for (cwd, owner), rows in self._groups.items()
+            if wanted.get("cwd", cwd) == cwd and wanted.get("owner", owner) == owner
+        ]
+        if len(picked) == 1:
+            return picked[0]
+        return list(heapq.merge(*picked, key=_recency))
 
     def select_page(
-        self, *, limit: int, after: tuple[Number, str] | None = None
+        self,
+        *,
+        limit: int,
+        after: tuple[Number, str] | None = None,
+        scope: Scope | None = None,
     ) -> list[ListingRow]:
         with self._database_lock:
-            if self._recent is None:
-                listed = [row for row in self._rows.values() if row.header is not None]
-                self._recent = sorted(listed, key=_recency)
-            rows = self._recent
+            rows = self._ordered(scope)
         if after is None:
             return rows[:limit]
         created, session_id = after
         start = bisect_right(rows, (-created, session_id), key=_recency)
         return rows[start : start + limit]
 
-    def select_headers(self) -> list[dict[str, Any]]:
+    def select_headers(self, *, scope: Scope | None = None) -> list[dict[str, Any]]:
         with self._database_lock:
+            if scope is not None:
+                return [row.header for row in self._ordered(scope) if row.header]
             return [row.header for row in self._rows.values() if row.header is not None]
+
+
+def _in_columns(row: ListingRow, wanted: dict[str, str | None]) -> bool:
+    return all(getattr(row, column) == value for column, value in wanted.items())
 
 
 class POPOTitleView(POPOView[TitleRow], TitleView):

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from psycopg.rows import DictRow
 
     from agentlog.application.projections import Merge
+    from agentlog.application.scope import Scope
 
 TRow = TypeVar("TRow")
 PG_TYPES = {"text": "bytea", "int": "bigint", "number": "numeric", "json": "bytea"}
@@ -165,21 +166,48 @@ class PostgresView(PostgresTrackingRecorder, View[TRow], Generic[TRow]):
             )
 
 
+def _scoped(scope: Scope | None) -> tuple[Composed, list[Any]]:
+    """``AND column = %s`` (or ``IS NULL``) per column the scope constrains."""
+    parts: list[Composed] = []
+    params: list[Any] = []
+    for column, value in [] if scope is None else scope.columns():
+        if value is None:
+            parts.append(SQL("AND {0} IS NULL ").format(Identifier(column)))
+        else:
+            parts.append(SQL("AND {0} = %s ").format(Identifier(column)))
+            params.append(encode_text(value))
+    return SQL("").join(parts), params
+
+
 class PostgresListingView(PostgresView[ListingRow], ListingView):
-    """The listing, indexed for newest-first keyset paging."""
+    """The listing, indexed for newest-first keyset paging, overall and per
+    ``(cwd, owner)`` and ``owner`` (scoped listings, docs/scope.md)."""
 
     def index_statements(self) -> list[Composed]:
         return [
             SQL(
                 "CREATE INDEX IF NOT EXISTS {0} ON {1} (created_at DESC, session_id)"
-            ).format(self._index_name("recent"), self._table)
+            ).format(self._index_name("recent"), self._table),
+            SQL(
+                "CREATE INDEX IF NOT EXISTS {0} ON {1} "
+                "(cwd, owner, created_at DESC, session_id)"
+            ).format(self._index_name("scope"), self._table),
+            SQL(
+                "CREATE INDEX IF NOT EXISTS {0} ON {1} "
+                "(owner, created_at DESC, session_id)"
+            ).format(self._index_name("owner"), self._table),
         ]
 
-    def select_page(
-        self, *, limit: int, after: tuple[Number, str] | None = None
-    ) -> list[ListingRow]:
-        sql = self._select_sql + SQL("WHERE header IS NOT NULL ")
-        params: list[Any] = []
+    def page_query(
+        self,
+        *,
+        limit: int,
+        after: tuple[Number, str] | None = None,
+        scope: Scope | None = None,
+    ) -> tuple[Composed, list[Any]]:
+        """The SQL and parameters :meth:`select_page` runs (tests explain it)."""
+        where, params = _scoped(scope)
+        sql = self._select_sql + SQL("WHERE header IS NOT NULL ") + where
         if after is not None:
             sql += SQL(
                 "AND (created_at < %s OR (created_at = %s AND session_id > %s)) "
@@ -187,13 +215,26 @@ class PostgresListingView(PostgresView[ListingRow], ListingView):
             params += [after[0], after[0], encode_text(after[1])]
         sql += SQL("ORDER BY created_at DESC, session_id LIMIT %s")
         params.append(limit)
+        return sql, params
+
+    def select_page(
+        self,
+        *,
+        limit: int,
+        after: tuple[Number, str] | None = None,
+        scope: Scope | None = None,
+    ) -> list[ListingRow]:
+        sql, params = self.page_query(limit=limit, after=after, scope=scope)
         with self.datastore.transaction(commit=False) as curs:
             return self._fetch(curs, sql, params)
 
-    def select_headers(self) -> list[dict[str, Any]]:
-        sql = SQL("SELECT header FROM {0} WHERE header IS NOT NULL").format(self._table)
+    def select_headers(self, *, scope: Scope | None = None) -> list[dict[str, Any]]:
+        where, params = _scoped(scope)
+        sql = SQL("SELECT header FROM {0} WHERE header IS NOT NULL ").format(
+            self._table
+        )
         with self.datastore.transaction(commit=False) as curs:
-            curs.execute(sql)
+            curs.execute(sql + where, params)
             return [
                 decode_column("json", record["header"]) for record in curs.fetchall()
             ]

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from eventsourcing.sqlite import SQLiteDatastore
 
     from agentlog.application.projections import Merge
+    from agentlog.application.scope import Scope
 
 TRow = TypeVar("TRow")
 SQLITE_TYPES = {"text": "BLOB", "int": "INTEGER", "number": "NUMERIC", "json": "BLOB"}
@@ -143,33 +144,67 @@ class SQLiteView(SQLiteTrackingRecorder, View[TRow], Generic[TRow]):
             )
 
 
+def _scoped(scope: Scope | None) -> tuple[str, list[Any]]:
+    """``AND column = ?`` (or ``IS NULL``) per column the scope constrains."""
+    sql, params = "", []
+    for column, value in [] if scope is None else scope.columns():
+        if value is None:
+            sql += f"AND {column} IS NULL "
+        else:
+            sql += f"AND {column} = ? "
+            params.append(encode_text(value))
+    return sql, params
+
+
 class SQLiteListingView(SQLiteView[ListingRow], ListingView):
-    """The listing, indexed for newest-first keyset paging."""
+    """The listing, indexed for newest-first keyset paging, overall and per
+    ``(cwd, owner)`` and ``owner`` (scoped listings, docs/scope.md)."""
 
     def index_statements(self) -> list[str]:
+        table = self.table_name
         return [
-            f"CREATE INDEX IF NOT EXISTS {self.table_name}_recent "
-            f"ON {self.table_name} (created_at DESC, session_id)"
+            f"CREATE INDEX IF NOT EXISTS {table}_recent "
+            f"ON {table} (created_at DESC, session_id)",
+            f"CREATE INDEX IF NOT EXISTS {table}_scope "
+            f"ON {table} (cwd, owner, created_at DESC, session_id)",
+            f"CREATE INDEX IF NOT EXISTS {table}_owner "
+            f"ON {table} (owner, created_at DESC, session_id)",
         ]
 
-    def select_page(
-        self, *, limit: int, after: tuple[Number, str] | None = None
-    ) -> list[ListingRow]:
-        sql = self._select_sql + "WHERE header IS NOT NULL "
-        params: list[Any] = []
+    def page_query(
+        self,
+        *,
+        limit: int,
+        after: tuple[Number, str] | None = None,
+        scope: Scope | None = None,
+    ) -> tuple[str, list[Any]]:
+        """The SQL and parameters :meth:`select_page` runs (tests explain it)."""
+        where, params = _scoped(scope)
+        sql = self._select_sql + "WHERE header IS NOT NULL " + where
         if after is not None:
             created = encode_column("number", after[0], bounded_ints=True)
             sql += "AND (created_at < ? OR (created_at = ? AND session_id > ?)) "
             params += [created, created, encode_text(after[1])]
         sql += "ORDER BY created_at DESC, session_id LIMIT ?"
         params.append(limit)
+        return sql, params
+
+    def select_page(
+        self,
+        *,
+        limit: int,
+        after: tuple[Number, str] | None = None,
+        scope: Scope | None = None,
+    ) -> list[ListingRow]:
+        sql, params = self.page_query(limit=limit, after=after, scope=scope)
         with self.datastore.transaction(commit=False) as c:
             return self._fetch(c, sql, params)
 
-    def select_headers(self) -> list[dict[str, Any]]:
-        sql = f"SELECT header FROM {self.table_name} WHERE header IS NOT NULL"
+    def select_headers(self, *, scope: Scope | None = None) -> list[dict[str, Any]]:
+        where, params = _scoped(scope)
+        sql = f"SELECT header FROM {self.table_name} WHERE header IS NOT NULL {where}"
         with self.datastore.transaction(commit=False) as c:
-            c.execute(sql)
+            c.execute(sql, params)
             return [decode_column("json", record[0]) for record in c.fetchall()]
 
 

@@ -1,7 +1,7 @@
 """The caller of the tools: its session, its scope, and its current step.
 
 Every read a tool makes goes through the caller's scoped query
-(docs/tools.md#scope): a session outside the scope is exactly a missing one. The caller
+(docs/scope.md): a session outside the scope is exactly a missing one. The caller
 is resolved once, when the tools are bound to it, and an unknown caller fails
 closed there. Its log is read again on each call that needs the current step,
 because the caller keeps appending.
@@ -58,8 +58,9 @@ class CallerReads(Protocol):
 
 
 def scoped_reads(app: Sessions, caller_id: str) -> CallerReads:
-    """The reads ``caller_id`` may make: only sessions in its scope exist."""
-    return SessionQuery(app)
+    """The reads ``caller_id`` may make: only sessions in its scope exist
+    (docs/scope.md#caller-scope); an unknown caller fails closed."""
+    return SessionQuery(app).for_caller(caller_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,13 +73,13 @@ class Caller:
 
     @classmethod
     def resolve(cls, app: Sessions, caller_id: object) -> Caller:
-        """The caller, or ``SESSION_QUERY_SESSION_NOT_FOUND`` (fail closed)."""
+        """The caller, or ``SESSION_QUERY_UNKNOWN_CALLER`` (fail closed)."""
         if type(caller_id) is not str or not caller_id:
-            raise SessionQueryError.not_found(caller_id)
+            raise SessionQueryError.unknown_caller(caller_id)
         reads = scoped_reads(app, caller_id)
         found = reads.filter_sessions(SessionFilter(ids=(caller_id,)))
         if not found:
-            raise SessionQueryError.not_found(caller_id)
+            raise SessionQueryError.unknown_caller(caller_id)
         return cls(caller_id, found[0].header, reads)
 
     @property

@@ -94,11 +94,13 @@ def session_search_text(
         record = records.get(item.session_id)
         header = {} if record is None else record.header
         parent = header.get("parentSession")
-        if parent is None:
-            parent_text = "root"
-        elif parent in visible_parents:
+        if isinstance(parent, str) and parent in visible_parents:
             parent_text = line(parent)
+        elif parent is None and "seedLength" not in header:
+            parent_text = "root"
         else:
+            # A scoped header leaves out a parent the caller cannot see (outside
+            # the scope, or missing); a seeded session still says it has one.
             parent_text = NOT_VISIBLE
         lines += [
             "",

@@ -53,7 +53,7 @@ class ModelTools:
     """The read-only tools of docs/tools.md, bound to ``caller_id``'s scope.
 
     The caller is resolved here: an unknown caller raises
-    ``SESSION_QUERY_SESSION_NOT_FOUND`` (fail closed). ``max_search_results``
+    ``SESSION_QUERY_UNKNOWN_CALLER`` (fail closed). ``max_search_results``
     caps what one search call returns.
     """
 

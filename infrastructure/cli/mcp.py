@@ -107,7 +107,7 @@ def mcp_command(
         try:
             tools = ModelTools(app, caller, max_search_results=max_search_results)
         except SessionQueryError as error:
-            raise fail(f"caller {error}") from None
+            raise fail(str(error)) from None
         server = build_server(tools)
         if http:
             serve_http(server, port)

@@ -19,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from agentlog.application.model_tools import PROMPT_TEXT, TOOLS
 from agentlog.infrastructure.store import open_sessions
-from tests.tools.support import build
+from tests.tools.support import SECRETS, build
 
 COMMAND = [sys.executable, "-m", "agentlog.infrastructure.cli", "mcp"]
 
@@ -134,7 +134,9 @@ def test_an_unknown_caller_fails_closed_at_startup(store: str) -> None:
     )
     assert run.returncode == 1
     assert run.stdout == ""
-    assert run.stderr == 'caller session "nobody\\x1b[2J" not found\n'
+    assert run.stderr == (
+        'caller session "nobody\\x1b[2J" not found; no scope can be derived\n'
+    )
 
 
 def test_help_works() -> None:
@@ -241,3 +243,30 @@ def test_streamable_http_on_loopback(store: str, tmp_path: Path) -> None:
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+def test_out_of_scope_over_mcp_reads_as_missing(store: str, tmp_path: Path) -> None:
+    calls: list[tuple[str, Any]] = []
+    for session_id in ("alien", "never-was"):
+        calls += [
+            ("session_event_search", {"session_id": session_id, "query": "parser"}),
+            ("session_trace", {"session_id": session_id}),
+            ("session_event_trace", {"session_id": session_id, "seq": 1}),
+            ("session_event_read", {"session_id": session_id, "seq": 1, "after": 5}),
+        ]
+    calls += [
+        ("session_search", {"query": "zebra"}),
+        ("session_search", {"query": "parser", "session_ids": ["alien"]}),
+        ("session_search", {"query": "parser"}),
+    ]
+    seen = run_client(store, tmp_path, calls)
+    results = [(error, texts[0]) for error, texts in seen["calls"]]
+    alien, missing = results[:4], results[4:8]
+    assert alien == [(True, 'session "alien" not found')] * 4
+    assert missing == [(True, 'session "never-was" not found')] * 4
+    assert results[8] == (False, "No prior session matches found.")
+    assert results[9] == (False, "No prior session matches found.")
+    assert "Session plan " in results[10][1]
+    everything = "\n".join(text for _, text in results[8:])
+    for secret in (*SECRETS, "alien zebra title"):
+        assert secret not in everything

@@ -266,7 +266,7 @@ def test_a_missing_event_reads_as_not_found(tools: ModelTools) -> None:
 def test_unknown_caller_fails_closed(app: Sessions, corpus: Corpus) -> None:
     with pytest.raises(SessionQueryError) as caught:
         ModelTools(app, "nobody")
-    assert caught.value.code == SessionQueryError.SESSION_NOT_FOUND
+    assert caught.value.code == SessionQueryError.UNKNOWN_CALLER
     with pytest.raises(SessionQueryError):
         ModelTools(app, "")
     with pytest.raises(ModelToolError, match="max_search_results must be a positive"):

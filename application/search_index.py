@@ -97,6 +97,8 @@ class IndexedDocument:
     surface: SurfaceClass
     doc_tokens: int
     neg_time: float
+    id: int = field(default=0, compare=False)
+    """The document's id in the index (its full-text rowid)."""
 
     @property
     def key(self) -> OrderKey:
@@ -168,6 +170,7 @@ class SearchView(View[SearchState], ABC):
         after: OrderKey | None = None,
         upto: OrderKey | None = None,
         limit: int,
+        test: bool = True,
     ) -> list[IndexedDocument]:
         """At most ``limit`` matching documents in the search order, with keys in
         ``(after, upto]``, of one session if given.
@@ -175,6 +178,8 @@ class SearchView(View[SearchState], ABC):
         A document matches if it passes the query's filters and its id is in
         ``ids``, or, with ``ids`` ``None``, if the index says it holds the
         phrase: the view then walks its order index and tests each document.
+        Without ``test`` (one session only) neither holds: every document of the
+        session that passes the filters, for the caller to test.
         """
 
     @abstractmethod

@@ -61,6 +61,7 @@ class IndexPlan:
             cap = None if strategy == "ids" else RARE_CAP
             self.ids = view.matching_ids(query.phrase, cap)
         self.empty = not query.phrase or self.ids == []
+        self._id_set = None if self.ids is None else frozenset(self.ids)
 
     def _rows(
         self,
@@ -70,9 +71,14 @@ class IndexPlan:
         after: OrderKey | None = None,
         upto: OrderKey | None = None,
     ) -> Iterator[IndexedDocument]:
-        """Matching documents in order, fetched a growing batch at a time."""
+        """Matching documents in order, fetched a growing batch at a time.
+
+        One session's documents with a rare phrase are tested against the ids
+        here: sending every id to the database for each session would cost as
+        much as the phrase has matches, per session."""
         if self.empty:
             return
+        own = session_id is not None and self._id_set is not None
         while True:
             rows = self.view.ranked(
                 self.query,
@@ -81,8 +87,11 @@ class IndexPlan:
                 after=after,
                 upto=upto,
                 limit=batch,
+                test=not own,
             )
             for row in rows:
+                if own and row.id not in (self._id_set or ()):
+                    continue
                 if self.check is None or self.check(row):
                     yield row
             if len(rows) < batch:
@@ -92,6 +101,8 @@ class IndexPlan:
 
     def sessions(self, after: OrderKey | None, limit: int) -> list[IndexedDocument]:
         """Up to ``limit + 1`` sessions' strongest hits after ``after``, in order."""
+        if self.empty:
+            return []
         page: list[IndexedDocument] = []
         seen: set[str] = set()
         for row in self._rows(after=after, batch=limit + 1):

@@ -57,7 +57,9 @@ FTS = "agentlog_search_v2_fts"
 META = "agentlog_search_v2_meta"
 IDS = "temp.agentlog_search_ids"
 KEY = "d.doc_tokens, d.neg_time, d.session_id, d.neg_seq"
-_COLUMNS = "d.session_id, d.neg_seq, d.type, d.surface, d.doc_tokens, d.neg_time"
+_COLUMNS = (
+    "d.session_id, d.neg_seq, d.type, d.surface, d.doc_tokens, d.neg_time, d.id"
+)
 _OLD = ("agentlog_search_v1_fts", "agentlog_search_v1_docs", "agentlog_search_v1")
 
 
@@ -73,7 +75,7 @@ def fts_phrase(phrase: Sequence[str]) -> str:
 
 
 def _document(record: Sequence[Any]) -> IndexedDocument:
-    session_id, neg_seq, kind, surface, doc_tokens, neg_time = record
+    session_id, neg_seq, kind, surface, doc_tokens, neg_time, number = record
     return IndexedDocument(
         decode_text(session_id),
         -neg_seq,
@@ -81,6 +83,7 @@ def _document(record: Sequence[Any]) -> IndexedDocument:
         SURFACES[surface],
         doc_tokens,
         float(neg_time),
+        number,
     )
 
 
@@ -253,9 +256,13 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         after: OrderKey | None = None,
         upto: OrderKey | None = None,
         limit: int,
+        test: bool = True,
     ) -> list[IndexedDocument]:
         params: list[Any] = []
-        if ids is not None:
+        if not test:
+            source = f"{DOCS} AS d"
+            where = ["1"]
+        elif ids is not None:
             # The few matching ids drive the query (CROSS JOIN keeps them outer).
             source = f"json_each(?) AS m CROSS JOIN {DOCS} AS d ON d.id = m.value"
             params.append(json.dumps(list(ids)))
@@ -289,19 +296,26 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         )
         params.append(limit)
         with self.datastore.transaction(commit=False) as c:
-            if query.sessions is not None or query.excluded:
-                c.execute(
-                    "CREATE TEMP TABLE IF NOT EXISTS agentlog_search_ids "
-                    "(allowed INTEGER NOT NULL, id BLOB NOT NULL, "
-                    "PRIMARY KEY (allowed, id)) WITHOUT ROWID"
-                )
-                c.executemany(
-                    f"INSERT OR IGNORE INTO {IDS} VALUES (?, ?)",
-                    [(1, encode_text(s)) for s in query.sessions or ()]
-                    + [(0, encode_text(s)) for s in query.excluded],
-                )
+            self._session_sets(c, query)
             c.execute(sql, params)
             return [_document(tuple(r)) for r in c.fetchall()]
+
+    @staticmethod
+    def _session_sets(c: SQLiteCursor, query: IndexQuery) -> None:
+        """The allowed and excluded sessions as a temporary table (this read
+        transaction's; it rolls back with it)."""
+        if query.sessions is None and not query.excluded:
+            return
+        c.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS agentlog_search_ids "
+            "(allowed INTEGER NOT NULL, id BLOB NOT NULL, "
+            "PRIMARY KEY (allowed, id)) WITHOUT ROWID"
+        )
+        c.executemany(
+            f"INSERT OR IGNORE INTO {IDS} VALUES (?, ?)",
+            [(1, encode_text(s)) for s in query.sessions or ()]
+            + [(0, encode_text(s)) for s in query.excluded],
+        )
 
     def last_id(self) -> int:
         with self.datastore.transaction(commit=False) as c:

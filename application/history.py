@@ -46,6 +46,10 @@ class MessageHistory:
         self.decode = decode
         self._cache: OrderedDict[str, dict[int, Message | None]] = OrderedDict()
 
+    def forget(self, session_id: str) -> None:
+        """Drop the session's cached messages (an erased session)."""
+        self._cache.pop(session_id, None)
+
     def messages(self, aggregate: Session, *, last: int | None = None) -> list[Message]:
         """The messages of the aggregate's surface, or its ``last`` N."""
         session_id = aggregate.id

@@ -18,6 +18,7 @@ from eventsourcing.persistence import Tracking, TrackingRecorder
 from eventsourcing.projection import Projection
 
 from agentlog.application.view_rows import (
+    ERASED_TYPE,
     HEADER_TYPE,
     LineageRow,
     ListingRow,
@@ -28,7 +29,7 @@ from agentlog.application.view_rows import (
     fold_listing,
     fold_title,
 )
-from agentlog.domain.events import SessionEvent
+from agentlog.domain.events import Erased, SessionEvent
 from agentlog.domain.json import loads
 from agentlog.domain.session import SessionCreated
 from agentlog.domain.title import TITLE_EVENT
@@ -59,6 +60,8 @@ def projected_event(event: object) -> ProjectedEvent | None:
     if isinstance(event, SessionCreated):
         line = {"type": HEADER_TYPE, **event.header}
         return ProjectedEvent(str(event.originator_id), HEADER_TYPE, line)
+    if isinstance(event, Erased):
+        return ProjectedEvent(str(event.originator_id), ERASED_TYPE, event.state)
     return None
 
 
@@ -100,10 +103,29 @@ def decode_notification(
     session_id = str(notification.originator_id)
     if notification.topic == HEADER_TYPE and notification.originator_version == 1:
         return ProjectedEvent(session_id, HEADER_TYPE, value)
+    if notification.topic == ERASED_TYPE and Erased.is_state(value):
+        return ProjectedEvent(session_id, ERASED_TYPE, value)
     event_type = value.get("type")
     if type(event_type) is not str or event_type == HEADER_TYPE:
         return None
     return ProjectedEvent(session_id, event_type, value)
+
+
+def split_erased(
+    events: Sequence[ProjectedEvent], relevant: Callable[[ProjectedEvent], bool]
+) -> tuple[dict[str, list[ProjectedEvent]], set[str]]:
+    """A batch's relevant events per session, and the sessions erased in it.
+
+    An erased session's events are dropped, whatever their order in the batch:
+    its rows are purged instead (docs/erasure.md). Every projection sees the
+    tombstone, relevant or not.
+    """
+    erased = {event.session_id for event in events if event.type == ERASED_TYPE}
+    by_session: dict[str, list[ProjectedEvent]] = {}
+    for event in events:
+        if event.session_id not in erased and relevant(event):
+            by_session.setdefault(event.session_id, []).append(event)
+    return by_session, erased
 
 
 # -------------------------------------------------------------------- views
@@ -131,10 +153,24 @@ class View(TrackingRecorder, ABC, Generic[TRow]):
 
     @abstractmethod
     def save(
-        self, keys: Collection[str], merge: Merge[TRow], tracking: Tracking
+        self,
+        keys: Collection[str],
+        merge: Merge[TRow],
+        tracking: Tracking,
+        purge: Collection[str] = (),
     ) -> bool:
         """In one transaction: skip (False) if ``tracking`` is already recorded,
-        else write ``merge(current rows of keys)`` and record ``tracking``."""
+        else write ``merge(current rows of keys)``, delete every row of the
+        ``purge`` sessions (erased ones) and record ``tracking``."""
+
+    @abstractmethod
+    def purge(self, session_ids: Collection[str], cursor: Any = None) -> None:
+        """Delete every row about these sessions (erased ones, docs/erasure.md).
+
+        With a ``cursor`` (of a transaction on the view's own datastore: the
+        erase's), in that transaction; without, in a transaction of its own.
+        The in-memory views take their own lock.
+        """
 
     @abstractmethod
     def select_rows(self, keys: Collection[str]) -> dict[str, TRow]:
@@ -221,10 +257,7 @@ class SessionProjection(Projection[TView], ABC, Generic[TView]):
         self, events: Sequence[ProjectedEvent], tracking: Tracking
     ) -> bool:
         """Apply events up to ``tracking``; False if that position was already done."""
-        by_session: dict[str, list[ProjectedEvent]] = {}
-        for event in events:
-            if self.relevant(event):
-                by_session.setdefault(event.session_id, []).append(event)
+        by_session, erased = split_erased(events, self.relevant)
 
         def merge(rows: dict[str, Any]) -> list[Any]:
             changed = (
@@ -233,7 +266,7 @@ class SessionProjection(Projection[TView], ABC, Generic[TView]):
             )
             return [row for row in changed if row is not None]
 
-        return self.view.save(by_session.keys(), merge, tracking)
+        return self.view.save(by_session.keys(), merge, tracking, erased)
 
     def _fold_isolated(
         self, row: Any, events: list[ProjectedEvent], session_id: str

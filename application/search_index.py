@@ -26,7 +26,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from agentlog.application.catch_up import SessionViews
-from agentlog.application.projections import SessionProjection, View
+from agentlog.application.projections import SessionProjection, View, split_erased
 from agentlog.application.view_rows import HEADER_TYPE
 from agentlog.domain.search_text import SearchDocument, SurfaceClass, document_text
 from agentlog.domain.surface import Surface, fold_step
@@ -126,6 +126,8 @@ class SearchChanges:
     documents: list[SearchDocument] = field(default_factory=list)
     shadowed: list[tuple[str, int]] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+    erased: list[str] = field(default_factory=list)
+    """Sessions whose documents *and* state go (docs/erasure.md)."""
 
 
 class SearchView(View[SearchState], ABC):
@@ -208,7 +210,7 @@ class SearchView(View[SearchState], ABC):
     def optimize(self) -> None:
         """Compact the full-text index after a large catch-up (if it helps)."""
 
-    def save(self, keys: Any, merge: Any, tracking: Tracking) -> bool:
+    def save(self, keys: Any, merge: Any, tracking: Tracking, purge: Any = ()) -> bool:
         msg = "the search view is written with apply()"
         raise NotImplementedError(msg)
 
@@ -272,13 +274,10 @@ class SearchProjection(SessionProjection[SearchView]):
     def process_batch(
         self, events: Sequence[ProjectedEvent], tracking: Tracking
     ) -> bool:
-        by_session: dict[str, list[ProjectedEvent]] = {}
-        for event in events:
-            if self.relevant(event):
-                by_session.setdefault(event.session_id, []).append(event)
+        by_session, erased = split_erased(events, self.relevant)
 
         def change(states: dict[str, SearchState]) -> SearchChanges:
-            changes = SearchChanges()
+            changes = SearchChanges(erased=sorted(erased))
             for session_id, batch in by_session.items():
                 state = states.get(session_id)
                 if state is not None and state.broken:

@@ -29,6 +29,7 @@ from eventsourcing.persistence import (
 from eventsourcing.persistence import PersistenceError as EventSourcingPersistenceError
 from eventsourcing.utils import retry
 
+from agentlog.application.erasure import Erasure, RetentionReport, SessionEraser
 from agentlog.application.fork_copy import can_copy, fork_by_copy
 from agentlog.application.handle import SessionHandle
 from agentlog.application.history import MessageHistory
@@ -43,6 +44,7 @@ from agentlog.domain.errors import (
     SessionAlreadyExistsError,
     SessionClosedError,
     SessionConflictError,
+    SessionErasedError,
     SessionError,
     SessionForkError,
     SessionNotFoundError,
@@ -51,7 +53,7 @@ from agentlog.domain.errors import (
     StoreUnavailableError,
     StoreURLError,
 )
-from agentlog.domain.events import SessionEvent
+from agentlog.domain.events import Erased, SessionEvent
 from agentlog.domain.fork import resolve_fork_boundary
 from agentlog.domain.header import check_format_version
 from agentlog.domain.json import loads
@@ -83,6 +85,7 @@ EventObserver = Callable[["SessionHandle", "Envelope"], None]
 T = TypeVar("T")
 
 POSTGRES_FACTORY_TOPIC = "agentlog.infrastructure.postgres:AgentlogPostgresFactory"
+POPO_FACTORY_TOPIC = "agentlog.infrastructure.popo:AgentlogPOPOFactory"
 DEFAULT_SNAPSHOT_INTERVAL = 500
 DEFAULT_MAX_LIVE = 1024
 SETTLE_ATTEMPTS = 5
@@ -190,6 +193,7 @@ class Sessions(Application[str]):
         self.command_timeout = command_timeout
         self.stored_log = StoredLog(self)
         self.history = MessageHistory(self.recorder, self.stored_log.envelope)
+        self.eraser = SessionEraser(self)
 
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
         """One way to name a store, honoured everywhere.
@@ -219,6 +223,9 @@ class Sessions(Application[str]):
         elif module == "eventsourcing.postgres":
             # URL parameters, an early connection check and locked table creation.
             environment["PERSISTENCE_MODULE"] = POSTGRES_FACTORY_TOPIC
+        elif module in (None, "", "eventsourcing.popo"):
+            # The write guard and erasure of docs/erasure.md, in memory too.
+            environment["PERSISTENCE_MODULE"] = POPO_FACTORY_TOPIC
         # Session ids are strings: an inherited ORIGINATOR_ID_TYPE=uuid would make
         # writes commit and every read fail, so it is forced here.
         for key in environment.create_keys("ORIGINATOR_ID_TYPE"):
@@ -350,6 +357,8 @@ class Sessions(Application[str]):
                 "get_session instead of creating it"
             )
             raise SessionAlreadyExistsError(msg)
+        if self.is_erased(session_id):
+            raise SessionErasedError(session_id)
         aggregate = Session.create(
             session_id,
             header,
@@ -768,6 +777,13 @@ class Sessions(Application[str]):
         failures = self.connection_failures()
         try:
             self.events.put(pending)
+        except SessionErasedError:
+            # Erased meanwhile (by another process, or before this handle was
+            # taken over): nothing is written, and the handle is done.
+            logger.info("flush of session %r refused: it was erased", handle.id)
+            self._forget(handle)
+            handle.stale = True
+            raise
         except IntegrityError as error:
             # The PostgreSQL recorder retries a lost connection itself: a retry of
             # a commit whose reply was lost meets its own rows, which is not a
@@ -973,6 +989,8 @@ class Sessions(Application[str]):
                 f'session "{child_session_id}" already exists',
                 SessionForkError.SESSION_ALREADY_EXISTS,
             )
+        if child_session_id is not None and self.is_erased(child_session_id):
+            raise SessionErasedError(child_session_id)
         source_id = source.id if isinstance(source, SessionHandle) else source
         live = self._live.get(source_id)
         if isinstance(source, SessionHandle):
@@ -1049,9 +1067,66 @@ class Sessions(Application[str]):
         """How many events the store holds for the session (one indexed read)."""
         with store_errors():
             rows = self.recorder.select_events(session_id, desc=True, limit=1)
-        if not rows:
+        if not rows or rows[0].topic == Erased.TOPIC:
             raise SessionNotFoundError(session_id)
         return rows[0].originator_version - 1
+
+    def is_erased(self, session_id: str) -> bool:
+        """Whether the session's stream holds a tombstone (docs/erasure.md)."""
+        check_session_id(session_id)
+        with store_errors():
+            rows = self.recorder.select_events(session_id, desc=True, limit=1)
+        return bool(rows) and rows[0].topic == Erased.TOPIC
+
+    # --------------------------------------------------------------- erasure
+
+    def erase(
+        self, session_id: str, *, reason: str, descendants: bool = False
+    ) -> list[Erasure]:
+        """Erase a stored session everywhere, in one transaction.
+
+        See docs/erasure.md. Its events, snapshots and every view row about it
+        go; a content-free tombstone (id, time, ``reason``) stays for the audit
+        (:meth:`erasures`). Afterwards every read says the session does not
+        exist. ``descendants`` erases its stored forks too, in the same
+        transaction. A missing or erased id raises
+        :class:`SessionNotFoundError`.
+        """
+        with store_errors():
+            return self.eraser.erase(session_id, reason=reason, descendants=descendants)
+
+    def erasures(self) -> list[Erasure]:
+        """The audit: every erasure in the store (id, time, reason), oldest first."""
+        with store_errors():
+            return self.eraser.erasures()
+
+    def erase_older_than(
+        self,
+        cutoff: int,
+        *,
+        reason: str,
+        dry_run: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> RetentionReport:
+        """Erase every session whose last event is older than ``cutoff`` (epoch ms).
+
+        See docs/erasure.md#retention. A session appended to while this runs is
+        kept.
+        """
+        with store_errors():
+            return self.eraser.erase_older_than(
+                cutoff, reason=reason, dry_run=dry_run, progress=progress
+            )
+
+    def drop_erased(self, session_id: str) -> None:
+        """Forget an erased session in this process: its handle and caches."""
+        with self._mutex:
+            handle = self._live.pop(session_id, None)
+            self._dirty.pop(session_id, None)
+        if handle is not None:
+            handle.closed = True
+            handle.stale = True
+        self.history.forget(session_id)
 
     def header(self, session_id: str) -> dict[str, Any]:
         """The session's header (live first, then stored), as a fresh copy."""

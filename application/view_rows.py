@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 HEADER_TYPE = "session"
 """The stored topic (and ``type``) of the created event that carries the header."""
+ERASED_TYPE = "session-erased"
+"""The stored topic (and projected type) of an erased session's tombstone: every
+view drops the session's rows when it reaches one (docs/erasure.md)."""
 FIRST_PROMPT_MAX_BYTES = 1000
 Number = int | float
 

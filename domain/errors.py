@@ -123,6 +123,21 @@ class SessionConflictError(PersistenceError):
         self.expected_seq = expected_seq
 
 
+class SessionErasedError(PersistenceError):
+    """The session was erased: its id can never be written again (docs/erasure.md).
+
+    Raised by a flush of a handle opened before the erase (in any process), and by
+    creating, importing or forking into an erased id. Nothing was written. Reads
+    never raise it: to every read an erased session is a missing one.
+    """
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(
+            f'session "{session_id}" was erased; an erased id cannot be written again'
+        )
+        self.session_id = session_id
+
+
 class StaleSessionError(PersistenceError):
     """The handle lost a concurrency conflict and must be reloaded before use."""
 

@@ -97,6 +97,65 @@ class LogOnly(SessionEvent):
     TOPIC = ""
 
 
+class Erased:
+    """The tombstone of an erased session: id, time and reason, no content.
+
+    Stored in the session's own stream one version above its last event, after
+    every other row of the stream is deleted (docs/erasure.md). It is not a
+    session event: no log type names it (``session-erased`` is reserved), it never
+    reaches an aggregate, and a stream holding only it is a missing session.
+    """
+
+    TOPIC: ClassVar[str] = "session-erased"
+
+    __slots__ = ("erased_at", "originator_id", "originator_version", "reason")
+
+    def __init__(
+        self, originator_id: str, originator_version: int, erased_at: int, reason: str
+    ) -> None:
+        self.originator_id = originator_id
+        self.originator_version = originator_version
+        self.erased_at = erased_at
+        self.reason = reason
+
+    @property
+    def timestamp(self) -> datetime:
+        """The erasure's time (epoch ms), as the library's timestamp."""
+        return datetime.fromtimestamp(self.erased_at / 1000, tz=UTC)
+
+    @property
+    def state(self) -> dict[str, object]:
+        """The stored state: the only fields a tombstone has."""
+        return {
+            "id": self.originator_id,
+            "erasedAt": self.erased_at,
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_state(cls, version: int, state: Mapping[str, object]) -> Erased:
+        erased_at, reason = state["erasedAt"], state["reason"]
+        assert type(erased_at) is int
+        assert type(reason) is str
+        return cls(str(state["id"]), version, erased_at, reason)
+
+    @staticmethod
+    def is_state(value: object) -> bool:
+        """Tell a tombstone's state from an envelope (exactly its three fields)."""
+        return (
+            type(value) is dict
+            and value.keys() == {"id", "erasedAt", "reason"}
+            and type(value["erasedAt"]) is int
+            and type(value["reason"]) is str
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Erased({self.originator_id!r}, version={self.originator_version}, "
+            f"erased_at={self.erased_at})"
+        )
+
+
 def _event_class(declared: EventType) -> type[SessionEvent]:
     """The event class a declaration names: a ``SessionEvent`` whose ``TOPIC`` is
     the wire name (classes are made here so the vocabulary stays the one list)."""
@@ -131,6 +190,7 @@ def build_event(
 
 __all__ = [
     "EVENT_CLASSES",
+    "Erased",
     "LogOnly",
     "SessionEvent",
     "build_event",

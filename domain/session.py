@@ -28,7 +28,7 @@ from agentlog.domain.errors import (
     SessionError,
     SurfaceError,
 )
-from agentlog.domain.events import SessionEvent, build_event
+from agentlog.domain.events import Erased, SessionEvent, build_event
 from agentlog.domain.header import (
     OWNER_RULE,
     SESSION_FORMAT_VERSION,
@@ -501,9 +501,12 @@ def project_session(aggregate: Session | None, events: Any) -> Session | None:
     """A plain-loop projector: the library's default checks a Protocol per event.
 
     Stored events are folded with the strict surface checks; a missing header or a
-    gap in the versions is a corrupt log naming the seq.
+    gap in the versions is a corrupt log naming the seq. An erased session's
+    tombstone makes the stream a missing session (``None``).
     """
     for event in events:
+        if isinstance(event, Erased):
+            return None
         if aggregate is None:
             if not isinstance(event, (SessionCreated, SessionSnapshot)):
                 seq = event.originator_version - 2

@@ -147,8 +147,9 @@ CORE_TYPES: Final = frozenset(t.name for t in VOCABULARY if t.core)
 PLUGIN_TYPES: Final = frozenset(t.name for t in VOCABULARY if not t.core)
 """First-party plugin types declared here; plugin types are always log-only."""
 
-RESERVED_TYPES: Final = frozenset({"session", "session-snapshot"})
-"""The stored topics of the header and of snapshots: never event types."""
+RESERVED_TYPES: Final = frozenset({"session", "session-snapshot", "session-erased"})
+"""The stored topics of the header, of snapshots and of an erased session's
+tombstone (docs/erasure.md): never event types."""
 
 
 def check_reserved_type(session_id: str, event_type: str, seq: int) -> None:
@@ -160,7 +161,8 @@ def check_reserved_type(session_id: str, event_type: str, seq: int) -> None:
     if event_type in RESERVED_TYPES:
         msg = (
             f'session "{session_id}" contains reserved event type "{event_type}" at '
-            f"seq {seq}; that name is the stored header's or a snapshot's"
+            f"seq {seq}; that name is the stored header's, a snapshot's or a "
+            "tombstone's"
         )
         raise UnsupportedSessionFormatError(msg)
 

@@ -26,7 +26,7 @@ from agentlog.domain.errors import (
     EncryptionError,
     SessionKeyForgottenError,
 )
-from agentlog.domain.events import SessionEvent, build_event
+from agentlog.domain.events import Erased, SessionEvent, build_event
 from agentlog.domain.json import dumps, loads
 from agentlog.domain.session import SessionCreated, SessionSnapshot
 from agentlog.infrastructure.crypto import is_sealed, row_context
@@ -41,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 HEADER_TOPIC = SessionCreated.TOPIC
 SNAPSHOT_TOPIC = SessionSnapshot.TOPIC
+ERASED_TOPIC = Erased.TOPIC
 
 
 class SessionMapper(Mapper[str]):
@@ -57,7 +58,9 @@ class SessionMapper(Mapper[str]):
             originator_id=domain_event.originator_id,
             originator_version=version,
             topic=topic,
-            state=self.seal(session_id, version, topic, self.encode_state(plain)),
+            state=self.encode_state(plain)
+            if topic == ERASED_TOPIC  # never sealed: the audit outlives the key
+            else self.seal(session_id, version, topic, self.encode_state(plain)),
         )
 
     @staticmethod
@@ -69,6 +72,8 @@ class SessionMapper(Mapper[str]):
             return HEADER_TOPIC, domain_event.encoded
         if isinstance(domain_event, SessionSnapshot):
             return SNAPSHOT_TOPIC, dumps(domain_event.state)
+        if isinstance(domain_event, Erased):
+            return ERASED_TOPIC, dumps(domain_event.state)
         msg = f"agentlog cannot store {type(domain_event).__qualname__} events"
         raise TypeError(msg)
 
@@ -85,6 +90,8 @@ class SessionMapper(Mapper[str]):
             return SessionCreated(session_id, self.check_header(stored_event, value))
         if stored_event.topic == SNAPSHOT_TOPIC and is_snapshot_state(value):
             return SessionSnapshot(session_id, version, value)
+        if stored_event.topic == ERASED_TOPIC and Erased.is_state(value):
+            return Erased.from_state(version, value)
         self.check_envelope(stored_event, value)
         return build_event(session_id, value, plain)
 

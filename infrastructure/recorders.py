@@ -18,16 +18,21 @@ locking and notification, in constant memory however long the parent is.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from eventsourcing.persistence import ApplicationRecorder, StoredEvent
+from eventsourcing.persistence import ApplicationRecorder, Notification, StoredEvent
+from eventsourcing.popo import POPOApplicationRecorder
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder
-from psycopg.sql import SQL, Identifier
+from psycopg.sql import SQL, Composed, Identifier
+
+from agentlog.domain.errors import SessionErasedError
+from agentlog.domain.events import Erased
 
 if TYPE_CHECKING:
-    from eventsourcing.sqlite import SQLiteCursor
+    from eventsourcing.sqlite import SQLiteConnection, SQLiteCursor, SQLiteDatastore
     from psycopg import Cursor
     from psycopg.rows import DictRow
 
@@ -45,6 +50,41 @@ import checks and maps one batch while the previous ones wait uncommitted)."""
 
 BATCH = 500
 """Versions per statement: far below SQLite's bound on host parameters."""
+ERASED_TOPIC = Erased.TOPIC
+Purge = Callable[[Any], None]
+"""Deletes the erased sessions' view rows, given the erase transaction's cursor
+(``None`` in memory)."""
+
+
+def first_versions(stored_events: Sequence[StoredEvent]) -> dict[str, int]:
+    """The lowest version written per stream in one insert."""
+    firsts: dict[str, int] = {}
+    for event in stored_events:
+        key = str(event.originator_id)
+        version = event.originator_version
+        if key not in firsts or version < firsts[key]:
+            firsts[key] = version
+    return firsts
+
+
+def check_continues(
+    session_id: str,
+    first: int,
+    below: tuple[int, str] | None,
+    top: tuple[int, str] | None,
+) -> None:
+    """The guard every stream write passes: it must not write to an erased stream.
+
+    ``below`` is the stored row at ``first - 1`` (``None``: none); ``top`` the
+    stream's highest stored row, read when ``below`` does not settle it (a new
+    stream, or a row missing below). An erased stream holds only its tombstone,
+    at its highest version, so a stale writer whatever version it meant to write
+    finds either no row below (read ``top``: the tombstone) or the tombstone
+    itself (docs/erasure.md). Other gaps are the library's business, as before.
+    """
+    for row in (below, top):
+        if row is not None and row[1] == ERASED_TOPIC:
+            raise SessionErasedError(session_id)
 
 
 class StreamWrites(ApplicationRecorder):
@@ -70,10 +110,69 @@ class StreamWrites(ApplicationRecorder):
         nothing, however long the stream, holding one batch at a time."""
         self.insert_events(first, more=more)
 
+    def erase_streams(
+        self,
+        tombstones: Sequence[StoredEvent],
+        purge: Purge,
+        snapshots: Any | None,
+    ) -> None:
+        """Erase streams in one transaction (docs/erasure.md).
+
+        Each tombstone is written one version above its stream's last event
+        (checked as every write is: a concurrent append or an earlier erase
+        makes it fail, and nothing changes); then ``purge`` deletes the views'
+        rows while the events are still readable; then every other row of the
+        streams and their snapshots are deleted. The tombstone is written first
+        so it takes a notification id above every deleted row (SQLite reuses the
+        highest rowid once it is deleted).
+        """
+        raise NotImplementedError  # pragma: no cover
+
 
 class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
-    """The library's SQLite recorder, plus :meth:`select_events_at` and the stream
-    writes."""
+    """The library's SQLite recorder, plus :meth:`select_events_at`, the stream
+    writes, the write guard and erasure.
+
+    Every connection of the store's pool runs with ``secure_delete`` on: a
+    deleted or rewritten row's bytes are overwritten with zeros wherever SQLite
+    frees them (cells, overflow and index pages, FTS5 segments the index merges
+    away), not only when a session is erased, so no old copy of a view row or an
+    index segment outlives the row (docs/erasure.md).
+    """
+
+    CHECKPOINT_ATTEMPTS = 20
+    CHECKPOINT_WAIT = 0.05
+
+    def __init__(self, datastore: SQLiteDatastore, **kwargs: Any) -> None:
+        super().__init__(datastore, **kwargs)
+        pool = datastore.pool
+        create = pool._create_connection
+        if not getattr(create, "secure_delete", False):
+
+            def secure() -> SQLiteConnection:
+                connection = create()
+                connection._sqlite_conn.execute("PRAGMA secure_delete = ON")
+                return connection
+
+            secure.secure_delete = True  # type: ignore[attr-defined]
+            pool._create_connection = secure  # type: ignore[method-assign]
+
+    def checkpoint(self) -> bool:
+        """Copy the WAL into the database file and truncate it to zero bytes.
+
+        A reader holding an old snapshot keeps the WAL from being reset; the call
+        retries for about a second, then gives up and returns False (the next
+        checkpoint, or the last connection closing, truncates it).
+        """
+        for attempt in range(self.CHECKPOINT_ATTEMPTS):
+            with self.datastore.get_connection(commit=True) as connection:
+                row = connection._sqlite_conn.execute(
+                    "PRAGMA wal_checkpoint(TRUNCATE)"
+                ).fetchone()
+            if row is None or row[0] == 0:
+                return True
+            time.sleep(self.CHECKPOINT_WAIT * (1 + attempt % 4))
+        return False
 
     def _insert_events(
         self,
@@ -120,7 +219,57 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
         if snapshot is not None:
             recorder, row = snapshot
             recorder._insert_events(c, [row])
+        # Checked after the inserts: the first statement of the transaction is a
+        # write, so SQLite holds the write lock and no other writer interleaves.
+        for session_id, first in first_versions(stored_events).items():
+            self._check_continues(c, session_id, first)
         return ids
+
+    def _check_continues(self, c: SQLiteCursor, session_id: str, first: int) -> None:
+        table = self.events_table_name
+        below = top = None
+        if first > 1:
+            c.execute(
+                f"SELECT originator_version, topic FROM {table} "
+                "WHERE originator_id = ? AND originator_version = ?",
+                (session_id, first - 1),
+            )
+            row = c.fetchone()
+            below = None if row is None else (row[0], row[1])
+        if first == 1 or below is None or below[1] == ERASED_TOPIC:
+            c.execute(
+                f"SELECT originator_version, topic FROM {table} "
+                "WHERE originator_id = ? ORDER BY originator_version DESC LIMIT 1",
+                (session_id,),
+            )
+            row = c.fetchone()
+            top = None if row is None else (row[0], row[1])
+        check_continues(session_id, first, below, top)
+
+    def erase_streams(
+        self,
+        tombstones: Sequence[StoredEvent],
+        purge: Purge,
+        snapshots: Any | None,
+    ) -> None:
+        with self.datastore.transaction(commit=True) as c:
+            # Freed pages and cells are overwritten with zeros (docs/erasure.md).
+            c.execute("PRAGMA secure_delete = ON")
+            self._insert_events(c, tombstones)
+            purge(c)
+            for tombstone in tombstones:
+                key = str(tombstone.originator_id)
+                c.execute(
+                    f"DELETE FROM {self.events_table_name} "
+                    "WHERE originator_id = ? AND originator_version < ?",
+                    (key, tombstone.originator_version),
+                )
+                if snapshots is not None:
+                    c.execute(
+                        f"DELETE FROM {snapshots.events_table_name} "
+                        "WHERE originator_id = ?",
+                        (key,),
+                    )
 
     def select_events_at(
         self, originator_id: str, versions: Sequence[int]
@@ -163,6 +312,12 @@ class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
         reseal: Reseal | None = None,
         **kwargs: Any,
     ) -> None:
+        # The table lock serialises every write of the events table, so the
+        # guard's reads cannot go stale before the insert.
+        self._lock_table(curs)
+        with curs.connection.cursor() as probe:
+            for session_id, first in first_versions(stored_events).items():
+                self._check_continues(probe, session_id, first)
         # The library locks the table and notifies before inserting the header,
         # so the copied rows take the notification ids after it, in commit order.
         super()._insert_stored_events(curs, stored_events, **kwargs)
@@ -230,3 +385,149 @@ class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
                     rest, batch
                 )
             position = rows[-1]["originator_version"]
+
+    @property
+    def _events_table(self) -> Composed:
+        return SQL("{0}.{1}").format(
+            Identifier(self.datastore.schema), Identifier(self.events_table_name)
+        )
+
+    def _check_continues(self, probe: Cursor[Any], session_id: str, first: int) -> None:
+        below = top = None
+        if first > 1:
+            probe.execute(
+                SQL(
+                    "SELECT originator_version, topic FROM {0} "
+                    "WHERE originator_id = %s AND originator_version = %s"
+                ).format(self._events_table),
+                (session_id, first - 1),
+            )
+            row = probe.fetchone()
+            below = None if row is None else (row["originator_version"], row["topic"])
+        if first == 1 or below is None or below[1] == ERASED_TOPIC:
+            probe.execute(
+                SQL(
+                    "SELECT originator_version, topic FROM {0} WHERE originator_id = "
+                    "%s ORDER BY originator_version DESC LIMIT 1"
+                ).format(self._events_table),
+                (session_id,),
+            )
+            row = probe.fetchone()
+            top = None if row is None else (row["originator_version"], row["topic"])
+        check_continues(session_id, first, below, top)
+
+    def erase_streams(
+        self,
+        tombstones: Sequence[StoredEvent],
+        purge: Purge,
+        snapshots: Any | None,
+    ) -> None:
+        with self.datastore.transaction(commit=True) as curs:
+            self._insert_stored_events(curs, tombstones)
+            with curs.connection.cursor() as views:
+                purge(views)
+            for tombstone in tombstones:
+                key = str(tombstone.originator_id)
+                curs.execute(
+                    SQL(
+                        "DELETE FROM {0} WHERE originator_id = %s "
+                        "AND originator_version < %s"
+                    ).format(self._events_table),
+                    (key, tombstone.originator_version),
+                )
+                if snapshots is not None:
+                    curs.execute(
+                        SQL("DELETE FROM {0}.{1} WHERE originator_id = %s").format(
+                            Identifier(snapshots.datastore.schema),
+                            Identifier(snapshots.events_table_name),
+                        ),
+                        (key,),
+                    )
+
+
+class POPOSessionRecorder(POPOApplicationRecorder, StreamWrites):
+    """The library's in-memory recorder, plus the write guard and erasure.
+
+    An erased row's slot in the notification list holds ``None``: notification
+    ids are list positions, so the list never shrinks.
+    """
+
+    def _assert_uniqueness(
+        self, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> None:
+        super()._assert_uniqueness(stored_events, **kwargs)
+        for session_id, first in first_versions(stored_events).items():
+            index = self._stored_events_index.get(session_id) or {}
+            below = self._row(index, first - 1)
+            top = self._row(index, next(reversed(index), 0)) if index else None
+            check_continues(session_id, first, below, top)
+
+    def _row(self, index: dict[int, int], version: int) -> tuple[int, str] | None:
+        position = index.get(version)
+        if position is None:
+            return None
+        row = self._stored_events[position]
+        return None if row is None else (version, row.topic)
+
+    def copy_stream(
+        self,
+        header: StoredEvent,
+        source_id: str,
+        last: int,
+        snapshot: Snapshot | None = None,
+    ) -> None:  # pragma: no cover - POPO forks re-seed (fork_copy.can_copy)
+        raise NotImplementedError
+
+    def erase_streams(
+        self,
+        tombstones: Sequence[StoredEvent],
+        purge: Purge,
+        snapshots: Any | None,
+    ) -> None:
+        with self._database_lock:
+            self._insert_events(tombstones)
+            purge(None)
+            for tombstone in tombstones:
+                key = str(tombstone.originator_id)
+                self._drop_below(self, key, tombstone.originator_version)
+                if snapshots is not None:
+                    with snapshots._database_lock:
+                        self._drop_below(snapshots, key, None)
+        self._notify_listeners()
+
+    @staticmethod
+    def _drop_below(recorder: Any, session_id: str, version: int | None) -> None:
+        index = recorder._stored_events_index.get(session_id) or {}
+        for stored in [v for v in index if version is None or v < version]:
+            recorder._stored_events[index.pop(stored)] = None
+
+    def select_notifications(
+        self,
+        start: int | None,
+        limit: int,
+        stop: int | None = None,
+        topics: Sequence[str] = (),
+        *,
+        inclusive_of_start: bool = True,
+    ) -> Sequence[Notification]:
+        """The library's read, skipping erased slots."""
+        with self._database_lock:
+            first = 1 if start is None else start + (0 if inclusive_of_start else 1)
+            last = len(self._stored_events) if stop is None else stop
+            found: list[Notification] = []
+            for position in range(max(first, 1), last + 1):
+                if position > len(self._stored_events) or len(found) == limit:
+                    break
+                row = self._stored_events[position - 1]
+                if row is None or (topics and row.topic not in topics):
+                    continue
+                found.append(
+                    Notification(
+                        id=position,
+                        originator_id=row.originator_id,
+                        originator_version=row.originator_version,
+                        topic=row.topic,
+                        state=row.state,
+                    )
+                )
+            return found

@@ -10,12 +10,16 @@ from agentlog.infrastructure.cli.demo import command as demo
 from agentlog.infrastructure.cli import reads, search, writes
 
 # isort: split
+from agentlog.infrastructure.cli import erasure
+
+# isort: split
 from agentlog.infrastructure.cli import mcp, migrate, schema
 from agentlog.infrastructure.cli.program import cli, main
 
 __all__ = [
     "cli",
     "demo",
+    "erasure",
     "main",
     "mcp",
     "migrate",

@@ -50,7 +50,11 @@ class POPOView(POPOTrackingRecorder, View[TRow], Generic[TRow]):
             return self._max_tracking_ids[self.tracking_key(application_name)]
 
     def save(
-        self, keys: Collection[str], merge: Merge[TRow], tracking: Tracking
+        self,
+        keys: Collection[str],
+        merge: Merge[TRow],
+        tracking: Tracking,
+        purge: Collection[str] = (),
     ) -> bool:
         with self._database_lock:
             done = self.max_tracking_id(tracking.application_name)
@@ -61,9 +65,16 @@ class POPOView(POPOTrackingRecorder, View[TRow], Generic[TRow]):
             # Nothing is mutated before this point, so a failing merge changes nothing.
             for row in changed:
                 self._rows[row.session_id] = row  # type: ignore[attr-defined]
+            self.purge(purge)
             self._changed()
             self._insert_tracking(tracking)
             return True
+
+    def purge(self, session_ids: Collection[str], cursor: Any = None) -> None:
+        with self._database_lock:
+            for session_id in session_ids:
+                self._rows.pop(session_id, None)
+            self._changed()
 
     def _changed(self) -> None:
         """Hook for subclasses that keep a derived index."""

@@ -137,14 +137,31 @@ class PostgresView(PostgresTrackingRecorder, View[TRow], Generic[TRow]):
         return {row.session_id: row for row in rows}  # type: ignore[attr-defined]
 
     def save(
-        self, keys: Collection[str], merge: Merge[TRow], tracking: Tracking
+        self,
+        keys: Collection[str],
+        merge: Merge[TRow],
+        tracking: Tracking,
+        purge: Collection[str] = (),
     ) -> bool:
         def write(curs: Cursor[DictRow]) -> None:
             changed = merge(self._select(curs, keys))
             if changed:
                 curs.executemany(self._upsert_sql, [self._encode(r) for r in changed])
+            self.purge(purge, curs)
 
         return write_tracked(self, tracking, write)
+
+    def purge(self, session_ids: Collection[str], cursor: Any = None) -> None:
+        if not session_ids:
+            return
+        if cursor is None:
+            with self.datastore.transaction(commit=True) as curs:
+                self.purge(session_ids, curs)
+            return
+        cursor.execute(
+            SQL("DELETE FROM {0} WHERE session_id = ANY(%s)").format(self._table),
+            ([encode_text(key) for key in session_ids],),
+        )
 
     def select_rows(self, keys: Collection[str]) -> dict[str, TRow]:
         with self.datastore.transaction(commit=False) as curs:

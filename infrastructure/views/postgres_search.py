@@ -144,6 +144,8 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         return write_tracked(self, tracking, write)
 
     def _write(self, curs: Cursor[DictRow], changes: SearchChanges) -> None:
+        if changes.erased:
+            self.purge(changes.erased, curs)
         if changes.dropped:
             curs.execute(
                 SQL("DELETE FROM {0} WHERE session_id = ANY(%s)").format(self._docs),

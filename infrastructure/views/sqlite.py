@@ -118,14 +118,32 @@ class SQLiteView(SQLiteTrackingRecorder, View[TRow], Generic[TRow]):
         return found
 
     def save(
-        self, keys: Collection[str], merge: Merge[TRow], tracking: Tracking
+        self,
+        keys: Collection[str],
+        merge: Merge[TRow],
+        tracking: Tracking,
+        purge: Collection[str] = (),
     ) -> bool:
         def write(c: SQLiteCursor) -> None:
             changed = merge(self._select(c, keys))
             if changed:
                 c.executemany(self._upsert_sql, [self._encode(r) for r in changed])
+            self.purge(purge, c)
 
         return write_tracked(self, tracking, write)
+
+    def purge(self, session_ids: Collection[str], cursor: Any = None) -> None:
+        if cursor is None:
+            with self.datastore.transaction(commit=True) as c:
+                self.purge(session_ids, c)
+            return
+        ordered = sorted(session_ids)
+        for i in range(0, len(ordered), CHUNK):
+            chunk = [encode_text(key) for key in ordered[i : i + CHUNK]]
+            marks = ", ".join("?" for _ in chunk)
+            cursor.execute(
+                f"DELETE FROM {self.table_name} WHERE session_id IN ({marks})", chunk
+            )
 
     def select_rows(self, keys: Collection[str]) -> dict[str, TRow]:
         with self.datastore.transaction(commit=False) as c:

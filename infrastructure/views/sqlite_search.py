@@ -142,6 +142,8 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
     ) -> None:
         for session_id in changes.dropped:
             self._forget(c, session_id, states.get(session_id))
+        if changes.erased:
+            self.purge(changes.erased, c)
         if changes.states:
             c.executemany(self._upsert_sql, [self._encode(s) for s in changes.states])
         for doc in changes.documents:

@@ -419,7 +419,7 @@ def test_a_reserved_name_is_refused_at_append(
         handle.append(event_type, {})
     assert str(caught.value) == (
         f'session "s" contains reserved event type "{event_type}" at seq 0; that '
-        "name is the stored header's or a snapshot's"
+        "name is the stored header's, a snapshot's or a tombstone's"
     )
     assert handle.pending == []
 

@@ -1,0 +1,401 @@
+"""Erasing sessions: the erase itself, the audit of erasures, and retention.
+
+See docs/erasure.md. An erase is one transaction of the store: a content-free
+tombstone (:class:`~agentlog.domain.events.Erased`) is written one version above
+the session's last event, every view row about the session is purged while its
+events are still readable, then its events and snapshots are deleted. The
+tombstone's version is the check: a concurrent append takes that version first and
+the erase changes nothing. Afterwards the tombstone keeps the stream occupied, so
+a stale writer anywhere fails with :class:`SessionErasedError` instead of
+recreating the session, and projections running elsewhere purge the session when
+they reach the tombstone in the notification log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from eventsourcing.persistence import IntegrityError
+
+from agentlog.application.catch_up import views_of
+from agentlog.application.locks import thread_owner
+from agentlog.application.search_index import search_index_of
+from agentlog.domain.errors import (
+    SessionConflictError,
+    SessionErasedError,
+    SessionError,
+    SessionNotFoundError,
+)
+from agentlog.domain.events import Erased
+from agentlog.domain.session import check_session_id
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+
+    from eventsourcing.persistence import StoredEvent
+
+    from agentlog.application.sessions import Sessions
+
+logger = logging.getLogger(__name__)
+
+REASON_MAX_CHARS = 1000
+ERASE_ATTEMPTS = 5
+"""An explicit erase re-reads the session this often when appends keep winning."""
+GC_BATCH = 100
+"""Sessions erased per transaction by ``erase_older_than`` (one by one on a
+conflict, so a session appended to during the run is kept and the rest go)."""
+PAGE = 1000
+
+
+@runtime_checkable
+class StreamEraser(Protocol):
+    """A recorder that erases streams (``agentlog.infrastructure.recorders``)."""
+
+    def erase_streams(
+        self,
+        tombstones: Sequence[StoredEvent],
+        purge: Callable[[Any], None],
+        snapshots: Any | None,
+    ) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Erasure:
+    """One audit record: which session, when (epoch ms) and why. No content."""
+
+    session_id: str
+    erased_at: int
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.session_id,
+            "erasedAt": self.erased_at,
+            "reason": self.reason,
+        }
+
+
+@dataclass(slots=True)
+class RetentionReport:
+    """What ``erase_older_than`` found and did."""
+
+    cutoff: int
+    dry_run: bool
+    candidates: list[str] = field(default_factory=list)
+    erased: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    """Candidates appended to (or erased by someone else) during the run."""
+    scrubbed: bool = True
+    """False when the store could not drop every old page (SQLite: a reader held
+    the WAL); the erased rows are gone either way."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cutoff": self.cutoff,
+            "dryRun": self.dry_run,
+            "candidates": len(self.candidates),
+            "erased": self.erased,
+            "kept": self.kept,
+            "scrubbed": self.scrubbed,
+        }
+
+
+def check_reason(reason: object) -> str:
+    if type(reason) is not str or not reason or len(reason) > REASON_MAX_CHARS:
+        msg = (
+            "erase reason must be a non-empty string of at most "
+            f"{REASON_MAX_CHARS} characters"
+        )
+        raise SessionError(msg)
+    return reason
+
+
+class SessionEraser:
+    """The erase use cases of one :class:`Sessions` (``app.eraser``).
+
+    ``hooks`` run after every committed erase with the erased ids, in order; an
+    exception from one propagates to the caller (the erase itself stands). The
+    per-session key store of crypto-shredding registers its ``forget`` here
+    (docs/erasure.md#hooks).
+    """
+
+    def __init__(self, app: Sessions) -> None:
+        self.app = app
+        self.hooks: list[Callable[[tuple[str, ...]], None]] = []
+
+    def add_hook(self, hook: Callable[[tuple[str, ...]], None]) -> Callable[[], None]:
+        """Run ``hook(ids)`` after each erase commits; returns a remover."""
+        self.hooks.append(hook)
+
+        def remove() -> None:
+            if hook in self.hooks:
+                self.hooks.remove(hook)
+
+        return remove
+
+    # ------------------------------------------------------------- erase
+
+    def erase(
+        self, session_id: str, *, reason: str, descendants: bool = False
+    ) -> list[Erasure]:
+        """Erase one stored session (and its stored subtree with ``descendants``).
+
+        A missing or already erased id raises :class:`SessionNotFoundError`,
+        exactly as every read does. A session appended to while it is being
+        erased is read again and erased with the append (up to
+        :data:`ERASE_ATTEMPTS` times, then :class:`SessionConflictError`).
+        """
+        check_session_id(session_id)
+        reason = check_reason(reason)
+        for attempt in range(ERASE_ATTEMPTS):
+            ids = [session_id]
+            if descendants:
+                ids += self.descendants(session_id)
+            with self._holding(ids, wait=True):
+                lasts = self._last_versions(ids)
+                if session_id not in lasts:
+                    raise SessionNotFoundError(session_id)
+                try:
+                    erased = self._erase(lasts, reason)
+                except IntegrityError:
+                    logger.info(
+                        "erase of %r lost to a concurrent append; reading it again",
+                        session_id,
+                    )
+                    if attempt == ERASE_ATTEMPTS - 1:
+                        seq = lasts[session_id] - 1
+                        raise SessionConflictError(session_id, seq) from None
+                    continue
+                except SessionErasedError:
+                    # Another process erased it (or part of the subtree) first.
+                    if attempt == ERASE_ATTEMPTS - 1:
+                        raise SessionNotFoundError(session_id) from None
+                    continue
+            self.scrub()
+            self._run_hooks(erased)
+            return erased
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def descendants(self, session_id: str) -> list[str]:
+        """The stored subtree below ``session_id`` (the lineage view, caught up)."""
+        views = views_of(self.app)
+        views.catch_up()
+        rows = views.lineage.view.select_subtree(session_id)
+        return sorted({row.session_id for row in rows} - {session_id})
+
+    def _last_versions(self, ids: Sequence[str]) -> dict[str, int]:
+        """Each stored, not erased session's last version (others left out)."""
+        found: dict[str, int] = {}
+        for session_id in ids:
+            rows = self.app.recorder.select_events(session_id, desc=True, limit=1)
+            if rows and rows[0].topic != Erased.TOPIC:
+                found[session_id] = rows[0].originator_version
+        return found
+
+    def _erase(self, lasts: dict[str, int], reason: str) -> list[Erasure]:
+        """One transaction: tombstones at ``last + 1``, views purged, rows gone."""
+        app = self.app
+        recorder = app.recorder
+        if not isinstance(recorder, StreamEraser):
+            msg = f"{type(recorder).__qualname__} cannot erase sessions"
+            raise SessionError(msg)
+        now = app.clock()
+        tombstones = [
+            Erased(session_id, last + 1, now, reason)
+            for session_id, last in sorted(lasts.items())
+        ]
+        ids = [t.originator_id for t in tombstones]
+        views = [p.view for p in views_of(app).projections]
+        index = search_index_of(app)
+        if index is not None:
+            views.append(index.search.view)
+
+        def purge(cursor: Any) -> None:
+            for view in views:
+                view.purge(ids, cursor)
+
+        snapshots = None if app.snapshots is None else app.snapshots.recorder
+        recorder.erase_streams(
+            [app.mapper.to_stored_event(t) for t in tombstones], purge, snapshots
+        )
+        for session_id in ids:
+            app.drop_erased(session_id)
+        logger.info("erased %d session(s): %s", len(ids), ", ".join(ids))
+        return [Erasure(t.originator_id, t.erased_at, t.reason) for t in tombstones]
+
+    @contextlib.contextmanager
+    def _holding(self, ids: Sequence[str], *, wait: bool) -> Iterator[list[str]]:
+        """Hold each session's in-process lock (sorted: no lock-order deadlock).
+
+        With ``wait`` a session a command holds is waited for (then
+        :class:`SessionBusyError`); without, it is left out of the yielded ids.
+        """
+        owner = thread_owner()
+        held: list[str] = []
+        try:
+            for session_id in sorted(set(ids)):
+                if wait:
+                    self.app._locks.acquire(session_id, owner, self.app.command_timeout)
+                elif not self.app._locks.try_hold(session_id, owner):
+                    continue
+                held.append(session_id)
+            yield held
+        finally:
+            for session_id in held:
+                self.app._locks.release(session_id, owner)
+
+    def _run_hooks(self, erased: list[Erasure]) -> None:
+        ids = tuple(e.session_id for e in erased)
+        for hook in list(self.hooks):
+            hook(ids)
+
+    def scrub(self) -> bool:
+        """Drop the old copies the store keeps of deleted rows, where it can.
+
+        SQLite: the search index's segments are merged (no erased token
+        survives) and the WAL is checkpointed and truncated. Returns False when
+        the WAL could not be truncated (a reader held an old snapshot).
+        """
+        index = search_index_of(self.app)
+        if index is not None:
+            index.search.view.optimize()
+        checkpoint = getattr(self.app.recorder, "checkpoint", None)
+        return bool(checkpoint()) if callable(checkpoint) else True
+
+    # ------------------------------------------------------------- audit
+
+    def erasures(self) -> list[Erasure]:
+        """Every erasure recorded in the store, oldest first (id, time, reason)."""
+        found: list[Erasure] = []
+        recorder = self.app.recorder
+        position = 0
+        while True:
+            page = recorder.select_notifications(
+                position, PAGE, topics=(Erased.TOPIC,), inclusive_of_start=False
+            )
+            for notification in page:
+                event = self.app.mapper.to_domain_event(notification)
+                if isinstance(event, Erased):
+                    found.append(
+                        Erasure(event.originator_id, event.erased_at, event.reason)
+                    )
+            if len(page) < PAGE:
+                return found
+            position = page[-1].id
+
+    # ---------------------------------------------------------- retention
+
+    def erase_older_than(
+        self,
+        cutoff: int,
+        *,
+        reason: str,
+        dry_run: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> RetentionReport:
+        """Erase every stored session whose last event is older than ``cutoff``.
+
+        ``cutoff`` is epoch ms; a session's last event time is the listing's
+        ``updated_at``. Each erase is checked against the version the listing
+        showed, so a session appended to meanwhile is kept (``kept``). Sessions
+        go ``GC_BATCH`` per transaction; an interruption leaves each session
+        fully erased or untouched. ``progress(done, total)`` is called after
+        each batch. The store is scrubbed once at the end.
+        """
+        if type(cutoff) is not int:
+            msg = "erase_older_than needs a cutoff in epoch milliseconds (an int)"
+            raise SessionError(msg)
+        reason = check_reason(reason)
+        report = RetentionReport(cutoff, dry_run)
+        expected = self._old_sessions(cutoff)
+        report.candidates = sorted(expected)
+        if dry_run:
+            return report
+        total = len(expected)
+        ids = report.candidates
+        for start in range(0, total, GC_BATCH):
+            batch = {key: expected[key] for key in ids[start : start + GC_BATCH]}
+            self._erase_batch(batch, reason, report)
+            if progress is not None:
+                progress(min(start + GC_BATCH, total), total)
+        if report.erased:
+            report.scrubbed = self.scrub()
+        return report
+
+    def _old_sessions(self, cutoff: int) -> dict[str, int]:
+        """Stored sessions last written before ``cutoff``: id -> expected version."""
+        views = views_of(self.app)
+        views.catch_up()
+        listing = views.listing.view
+        found: dict[str, int] = {}
+        after = None
+        while True:
+            rows = listing.select_page(limit=PAGE, after=after)
+            for row in rows:
+                updated = row.updated_at
+                if updated is not None and updated < cutoff and row.event_count > 0:
+                    found[row.session_id] = row.event_count + 1
+            if len(rows) < PAGE:
+                return found
+            last = rows[-1]
+            after = (
+                last.created_at if last.created_at is not None else 0,
+                last.session_id,
+            )
+
+    def _erase_batch(
+        self, batch: dict[str, int], reason: str, report: RetentionReport
+    ) -> None:
+        """Erase a batch in one transaction; after a conflict, one at a time."""
+        with self._holding(list(batch), wait=False) as held:
+            busy = sorted(set(batch) - set(held))
+            mine = {key: batch[key] for key in held if not self._unflushed(key)}
+            busy += sorted(set(held) - set(mine))
+            report.kept += busy
+            if not mine:
+                return
+            try:
+                erased = self._erase(mine, reason)
+            except (IntegrityError, SessionErasedError):
+                erased = []
+                for key, version in sorted(mine.items()):
+                    try:
+                        erased += self._erase({key: version}, reason)
+                    except (IntegrityError, SessionErasedError):
+                        report.kept.append(key)
+        report.erased += [e.session_id for e in erased]
+        self._run_hooks(erased)
+
+    def _unflushed(self, session_id: str) -> bool:
+        handle = self.app.live_session(session_id)
+        return handle is not None and handle.unflushed > 0
+
+
+def parse_duration(text: str) -> int:
+    """``30d``, ``12h``, ``90m``, ``45s`` as milliseconds; ValueError otherwise."""
+    units = {"d": 86_400_000, "h": 3_600_000, "m": 60_000, "s": 1_000}
+    value, unit = text[:-1], text[-1:]
+    if unit not in units or not value.isascii() or not value.isdigit():
+        msg = f"a duration is a whole number and a unit (d, h, m or s), got {text!r}"
+        raise ValueError(msg)
+    return int(value) * units[unit]
+
+
+def cutoff_before(duration_ms: int, now_ms: int | None = None) -> int:
+    """The epoch-ms cutoff ``duration_ms`` before now."""
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    return now - duration_ms
+
+
+__all__ = [
+    "Erasure",
+    "RetentionReport",
+    "SessionEraser",
+    "check_reason",
+    "cutoff_before",
+    "parse_duration",
+]

@@ -1,0 +1,170 @@
+"""The commands that forget: ``erase``, ``erasures`` and ``gc`` (docs/erasure.md).
+
+Each is one use case of :class:`~agentlog.application.erasure.SessionEraser`. A
+stopped ``gc`` says how many sessions it erased: each erase is one transaction,
+so every session is either fully erased or untouched.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from agentlog.application.erasure import (
+    REASON_MAX_CHARS,
+    cutoff_before,
+    parse_duration,
+)
+from agentlog.domain.session import now_ms
+from agentlog.infrastructure.cli.program import (
+    JsonFlag,
+    SessionId,
+    cli,
+    emit_json,
+    err,
+    opened,
+    out,
+    say,
+)
+from agentlog.infrastructure.cli.progress import Meter
+
+if TYPE_CHECKING:
+    from agentlog.application.sessions import Sessions
+
+ERASE = "Erase"
+DEFAULT_GC_REASON = "retention"
+
+
+def _reason(value: str) -> str:
+    if not value or len(value) > REASON_MAX_CHARS:
+        msg = f"a reason is 1 to {REASON_MAX_CHARS} characters"
+        raise typer.BadParameter(msg)
+    return value
+
+
+Reason = Annotated[
+    str,
+    typer.Option(
+        "--reason",
+        metavar="TEXT",
+        help="Why (kept in the audit; write no personal data here).",
+        callback=_reason,
+    ),
+]
+
+
+def _duration(value: str) -> str:
+    try:
+        parse_duration(value)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+    return value
+
+
+@cli.command(rich_help_panel=ERASE)
+def erase(
+    ctx: typer.Context,
+    session_id: SessionId,
+    reason: Reason,
+    descendants: Annotated[
+        bool,
+        typer.Option("--descendants", help="Also erase every fork below it."),
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Erase a session everywhere: events, snapshots, listing, search, lineage."""
+    erased: list[str] = []
+
+    def stored(app: Sessions) -> list[str]:
+        # Reported as what the stop left erased (the erase is one transaction).
+        return [session_id] if app.is_erased(session_id) else []
+
+    with opened(ctx, stored=stored) as app:
+        records = app.erase(session_id, reason=reason, descendants=descendants)
+        erased = [record.session_id for record in records]
+    if as_json:
+        emit_json([record.to_json() for record in records])
+        return
+    others = len(erased) - 1
+    more = f" and {others} descendant(s): {', '.join(erased[1:])}" if others else ""
+    say(out, f"erased {session_id}{more}")
+
+
+@cli.command(rich_help_panel=ERASE)
+def erasures(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+    """The audit: every erased session with its time (epoch ms) and reason."""
+    with opened(ctx) as app:
+        records = app.erasures()
+    if as_json:
+        emit_json([record.to_json() for record in records])
+        return
+    for record in records:
+        say(out, f"{record.session_id}  {record.erased_at}  {record.reason}")
+
+
+@cli.command(rich_help_panel=ERASE)
+def gc(
+    ctx: typer.Context,
+    older_than: Annotated[
+        str,
+        typer.Option(
+            "--older-than",
+            metavar="DURATION",
+            help="Erase sessions whose last event is older: 30d, 12h, 90m, 45s.",
+            callback=_duration,
+        ),
+    ],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only count what would be erased.")
+    ] = False,
+    reason: Annotated[
+        str,
+        typer.Option(
+            "--reason", metavar="TEXT", help="Kept in the audit.", callback=_reason
+        ),
+    ] = DEFAULT_GC_REASON,
+    as_json: JsonFlag = False,
+) -> None:
+    """Erase the sessions last written before a cutoff (retention)."""
+    cutoff = cutoff_before(parse_duration(older_than))
+    started = now_ms()
+
+    def stored(app: Sessions) -> list[str]:
+        """After a stop: how many sessions this run erased (each one whole)."""
+        count = sum(
+            1
+            for record in app.erasures()
+            if record.erased_at >= started and record.reason == reason
+        )
+        return [f"the erasure of {count} session(s)"] if count else []
+
+    with opened(ctx, stored=stored) as app, Meter(err, unit="sessions") as meter:
+
+        def progress(count: int, total: int) -> None:
+            if meter.total != total:
+                meter.phase("erasing old sessions", total)
+            meter.advance(count - meter.done)
+
+        report = app.erase_older_than(
+            cutoff, reason=reason, dry_run=dry_run, progress=progress
+        )
+    if as_json:
+        emit_json(report.to_json())
+        return
+    if dry_run:
+        say(out, f"would erase {len(report.candidates)} session(s) (dry run)")
+        for session_id in report.candidates:
+            say(out, session_id)
+        return
+    kept = f"; kept {len(report.kept)} written to meanwhile" if report.kept else ""
+    say(
+        out, f"erased {len(report.erased)} of {len(report.candidates)} session(s){kept}"
+    )
+    if not report.scrubbed:
+        say(
+            err,
+            "note: the WAL could not be truncated (a reader holds it); the erased "
+            "rows are gone, old page copies go at the next checkpoint",
+            style="yellow",
+        )

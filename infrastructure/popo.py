@@ -1,0 +1,28 @@
+"""The in-memory factory ``Sessions`` uses: the library's, with our recorder.
+
+:class:`~agentlog.infrastructure.recorders.POPOSessionRecorder` adds the write
+guard and erasure (docs/erasure.md) to the library's in-memory recorder, so the
+in-memory store behaves as SQLite and PostgreSQL do.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from eventsourcing.popo import POPOFactory
+
+from agentlog.infrastructure.recorders import POPOSessionRecorder
+
+if TYPE_CHECKING:
+    from eventsourcing.persistence import ApplicationRecorder
+
+
+class AgentlogPOPOFactory(POPOFactory):
+    """``POPOFactory`` whose application recorder guards writes and erases."""
+
+    def application_recorder(self) -> ApplicationRecorder:
+        return POPOSessionRecorder()
+
+
+Factory = AgentlogPOPOFactory
+FACTORY_TOPIC = "agentlog.infrastructure.popo:AgentlogPOPOFactory"

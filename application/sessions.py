@@ -794,6 +794,12 @@ class Sessions(Application[str]):
                 saved = (retried or handle.uncertain) and self._already_saved(pending)
             if not saved:
                 handle.stale = True
+                with store_errors():
+                    erased = self.is_erased(handle.id)
+                if erased:
+                    # The tombstone took the version this flush meant to write.
+                    self._forget(handle)
+                    raise SessionErasedError(handle.id) from error
                 logger.info(
                     "conflict on session %r at seq %d: another writer saved first",
                     handle.id,

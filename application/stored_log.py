@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agentlog.domain.errors import CorruptSessionLogError, SessionNotFoundError
-from agentlog.domain.events import SessionEvent
+from agentlog.domain.events import Erased, SessionEvent
 from agentlog.domain.header import check_format_version
 from agentlog.domain.session import SessionCreated
 
@@ -64,7 +64,8 @@ class StoredLog:
     ) -> list[Envelope]:
         """The stored events with seqs ``start..last``, at most ``limit``, in order.
 
-        A missing seq in between is corruption (``has a seq gap at seq N``).
+        A missing seq in between is corruption (``has a seq gap at seq N``); an
+        erased session is a missing one.
         """
         if last is not None and last < start:
             return []
@@ -76,6 +77,9 @@ class StoredLog:
         )
         events = []
         for expected, row in enumerate(rows, start=start + 2):
+            if row.topic == Erased.TOPIC:
+                # Only an erased stream has a tombstone (docs/erasure.md).
+                raise SessionNotFoundError(session_id)
             if row.originator_version != expected:
                 msg = (
                     f'corrupt session log: session "{session_id}" has a seq gap at '

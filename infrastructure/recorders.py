@@ -445,7 +445,7 @@ class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
                     )
 
 
-class POPOSessionRecorder(POPOApplicationRecorder, StreamWrites):
+class POPOSessionRecorder(POPOApplicationRecorder):
     """The library's in-memory recorder, plus the write guard and erasure.
 
     An erased row's slot in the notification list holds ``None``: notification
@@ -468,15 +468,6 @@ class POPOSessionRecorder(POPOApplicationRecorder, StreamWrites):
             return None
         row = self._stored_events[position]
         return None if row is None else (version, row.topic)
-
-    def copy_stream(
-        self,
-        header: StoredEvent,
-        source_id: str,
-        last: int,
-        snapshot: Snapshot | None = None,
-    ) -> None:  # pragma: no cover - POPO forks re-seed (fork_copy.can_copy)
-        raise NotImplementedError
 
     def erase_streams(
         self,

@@ -28,7 +28,7 @@ from agentlog.domain.errors import (
     SurfaceIntentError,
     UnsupportedSessionFormatError,
 )
-from agentlog.domain.events import LogOnly
+from agentlog.domain.events import Erased, LogOnly
 from agentlog.domain.repair import interrupted_turn_closers
 from agentlog.domain.session import Session, SessionCreated, SessionSnapshot
 from tests.builders import turn1
@@ -338,8 +338,9 @@ DISPATCH = {
 }
 
 
-def test_reserved_names_are_the_header_and_snapshot_topics() -> None:
-    assert {SessionCreated.TOPIC, SessionSnapshot.TOPIC} == vocabulary.RESERVED_TYPES
+def test_reserved_names_are_the_header_snapshot_and_tombstone_topics() -> None:
+    reserved = {SessionCreated.TOPIC, SessionSnapshot.TOPIC, Erased.TOPIC}
+    assert reserved == vocabulary.RESERVED_TYPES
 
 
 @pytest.mark.parametrize("event_type", UNDECLARED)

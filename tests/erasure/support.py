@@ -57,6 +57,13 @@ def write_marked(
     return handle
 
 
+def append_turn(handle: SessionHandle, prompt: str = "more") -> None:
+    """Three more events (a turn with one prompt), not flushed."""
+    turn = handle.aggregate.turns.next_turn
+    for item in (TS(turn), U(prompt), TE(turn)):
+        item.to(handle.aggregate)
+
+
 def index_everything(app: Sessions, marks: tuple[str, str, str]) -> None:
     """Make every view and the search index hold the session (and check they do)."""
     query = SessionQuery(app)

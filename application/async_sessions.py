@@ -24,6 +24,7 @@ from agentlog.domain.errors import SessionBusyError, SessionConflictError
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
+    from agentlog.application.erasure import Erasure, RetentionReport
     from agentlog.application.handle import SessionHandle
     from agentlog.application.query import SessionSummaryPage
     from agentlog.domain.json import Envelope
@@ -236,6 +237,25 @@ class AsyncSessions:
         self, handle: SessionHandle, event_type: str, data: Any
     ) -> Envelope:
         return await self.run(self.app.append_out_of_band, handle, event_type, data)
+
+    async def erase(
+        self, session_id: str, *, reason: str, descendants: bool = False
+    ) -> list[Erasure]:
+        """:meth:`Sessions.erase` on the pool (it waits for a command holding
+        the session in this process, as a synchronous erase does)."""
+        return await self.run(
+            self.app.erase, session_id, reason=reason, descendants=descendants
+        )
+
+    async def erasures(self) -> list[Erasure]:
+        return await self.run(self.app.erasures)
+
+    async def erase_older_than(
+        self, cutoff: int, *, reason: str, dry_run: bool = False
+    ) -> RetentionReport:
+        return await self.run(
+            self.app.erase_older_than, cutoff, reason=reason, dry_run=dry_run
+        )
 
     async def is_stored(self, session_id: str) -> bool:
         return await self.run(self.app.is_stored, session_id)

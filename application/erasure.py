@@ -311,6 +311,7 @@ class SessionEraser:
             raise SessionError(msg)
         reason = check_reason(reason)
         report = RetentionReport(cutoff, dry_run)
+        search_index_of(self.app)  # its tables exist before the first erase
         expected = self._old_sessions(cutoff)
         report.candidates = sorted(expected)
         if dry_run:

@@ -140,8 +140,9 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
     index segment outlives the row (docs/erasure.md).
     """
 
-    CHECKPOINT_ATTEMPTS = 20
-    CHECKPOINT_WAIT = 0.05
+    CHECKPOINT_ATTEMPTS = 10
+    CHECKPOINT_WAIT = 0.02
+    CHECKPOINT_BUSY_MS = 50
 
     def __init__(self, datastore: SQLiteDatastore, **kwargs: Any) -> None:
         super().__init__(datastore, **kwargs)
@@ -166,9 +167,15 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
         """
         for attempt in range(self.CHECKPOINT_ATTEMPTS):
             with self.datastore.get_connection(commit=True) as connection:
-                row = connection._sqlite_conn.execute(
-                    "PRAGMA wal_checkpoint(TRUNCATE)"
-                ).fetchone()
+                raw = connection._sqlite_conn
+                # TRUNCATE waits for readers through the busy handler: wait
+                # briefly here and retry, instead of the connection's long timeout.
+                (timeout,) = raw.execute("PRAGMA busy_timeout").fetchone()
+                raw.execute(f"PRAGMA busy_timeout = {self.CHECKPOINT_BUSY_MS}")
+                try:
+                    row = raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                finally:
+                    raw.execute(f"PRAGMA busy_timeout = {int(timeout)}")
             if row is None or row[0] == 0:
                 return True
             time.sleep(self.CHECKPOINT_WAIT * (1 + attempt % 4))

@@ -86,8 +86,8 @@ def erase(
     if as_json:
         emit_json([record.to_json() for record in records])
         return
-    others = len(erased) - 1
-    more = f" and {others} descendant(s): {', '.join(erased[1:])}" if others else ""
+    others = [other for other in erased if other != session_id]
+    more = f" and {len(others)} descendant(s): {', '.join(others)}" if others else ""
     say(out, f"erased {session_id}{more}")
 
 

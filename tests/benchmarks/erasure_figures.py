@@ -1,0 +1,168 @@
+"""Erase time, retention (gc) throughput and the FTS5 ``optimize`` cost.
+
+A store of ``--sessions`` sessions (half last written 40 days ago), each one turn
+of ``--prompts`` user prompts of about 40 words from a 5,000-word vocabulary, all
+indexed by the views and the search index. Then: single erases (each with its
+scrub: FTS5 ``optimize`` and a WAL checkpoint on SQLite), the scrub alone, and
+``erase_older_than`` of the old half (sessions/s).
+
+    python -m tests.benchmarks.erasure_figures --backend sqlite --sessions 10000
+    python -m tests.benchmarks.erasure_figures --backend postgres --sessions 10000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import sqlite3
+import statistics
+import tempfile
+import time
+import uuid
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from agentlog.application import Sessions
+from agentlog.application.catch_up import views_of
+from agentlog.application.erasure import cutoff_before
+from agentlog.application.search_index import search_index_of
+from agentlog.domain.session import Session, make_header, now_ms
+from tests.builders import TE, TS, U
+
+DAY = 86_400_000
+ROWS_PER_INSERT = 4000
+
+
+def vocabulary(size: int = 5000) -> list[str]:
+    rng = random.Random(7)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return ["".join(rng.choices(letters, k=rng.randint(3, 10))) for _ in range(size)]
+
+
+def generate(app: Sessions, count: int, prompts: int, now: int) -> list[str]:
+    """Store ``count`` sessions through the recorder; returns the new half's ids."""
+    rng = random.Random(11)
+    words = vocabulary()
+    new: list[str] = []
+    rows: list[Any] = []
+    for number in range(count):
+        session_id = f"s{number:06d}"
+        time_ms = now - (40 if number % 2 == 0 else 1) * DAY
+        if number % 2:
+            new.append(session_id)
+        items = [TS(1)]
+        items += [U(" ".join(rng.choices(words, k=40))) for _ in range(prompts)]
+        items.append(TE(1))
+        seed = [item.envelope(seq, time_ms + seq) for seq, item in enumerate(items)]
+        header = make_header(session_id, created_at=time_ms, cwd="/bench")
+        session = Session.create(session_id, header, seed=seed)
+        rows += [app.mapper.to_stored_event(e) for e in session.pending_events]
+        if len(rows) >= ROWS_PER_INSERT:
+            app.recorder.insert_events(rows)
+            rows = []
+    if rows:
+        app.recorder.insert_events(rows)
+    return new
+
+
+def timed(call: Any) -> float:
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started
+
+
+def env_for(backend: str, directory: Path) -> tuple[dict[str, str], Any]:
+    if backend == "sqlite":
+        path = directory / "erasure.db"
+        return {
+            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+            "SQLITE_DBNAME": str(path),
+        }, path
+    from agentlog.infrastructure.store import parse_store_url
+    from tests.conftest import PG_URL
+
+    schema = "bench_" + uuid.uuid4().hex[:12]
+    return {**parse_store_url(PG_URL).env, "POSTGRES_SCHEMA": schema}, schema
+
+
+def drop_schema(schema: str) -> None:
+    import psycopg
+
+    from tests.conftest import pg_params
+
+    with psycopg.connect(**pg_params()) as connection:
+        connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--sessions", type=int, default=10_000)
+    parser.add_argument("--prompts", type=int, default=5)
+    parser.add_argument("--erases", type=int, default=10)
+    args = parser.parse_args()
+    print(
+        f"# erasure figures: {args.backend}, {args.sessions:,} sessions x "
+        f"{args.prompts} prompts of 40 words"
+    )
+    print(
+        f"# Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, "
+        f"eventsourcing {version('eventsourcing')}, load average "
+        f"{os.getloadavg()[0]:.1f}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        env, where = env_for(args.backend, Path(tmp))
+        app = Sessions(env=env)
+        try:
+            now = now_ms()
+            new: list[str] = []
+            seconds = timed(
+                lambda: new.extend(generate(app, args.sessions, args.prompts, now))
+            )
+            print(f"generate (recorder inserts): {seconds:.1f} s")
+            index = search_index_of(app)
+            views = views_of(app)
+            seconds = timed(views.catch_up)
+            print(f"views catch-up: {seconds:.1f} s")
+            if index is not None:
+                seconds = timed(index.catch_up)
+                print(f"search index catch-up: {seconds:.1f} s")
+            if isinstance(where, Path):
+                size = where.stat().st_size / 2**20
+                print(f"database file: {size:.0f} MiB")
+            scrubs = [timed(app.eraser.scrub) for _ in range(3)]
+            print(
+                f"scrub alone (FTS5 optimize + WAL checkpoint): median "
+                f"{statistics.median(scrubs) * 1000:.0f} ms"
+            )
+            erases = [
+                timed(lambda key=key: app.erase(key, reason="bench"))
+                for key in new[: args.erases]
+            ]
+            print(
+                f"erase of one session (with its scrub), median of {len(erases)}: "
+                f"{statistics.median(erases) * 1000:.0f} ms"
+            )
+            cutoff = cutoff_before(30 * DAY, now)
+            report: list[Any] = []
+            seconds = timed(
+                lambda: report.append(
+                    app.erase_older_than(cutoff, reason="retention bench")
+                )
+            )
+            erased = len(report[0].erased)
+            print(
+                f"gc of {erased:,} old sessions: {seconds:.1f} s, "
+                f"{erased / seconds:,.0f} sessions/s (one scrub at the end)"
+            )
+        finally:
+            app.close()
+            if isinstance(where, str):
+                drop_schema(where)
+
+
+if __name__ == "__main__":
+    main()

@@ -24,7 +24,12 @@ if TYPE_CHECKING:
 
 
 def factory_module(app: Sessions) -> str:
-    return type(app.factory).__module__
+    """The library backend the factory is (ours subclass the library's)."""
+    return next(
+        cls.__module__
+        for cls in type(app.factory).__mro__
+        if cls.__module__.startswith("eventsourcing.")
+    )
 
 
 def test_nothing_named_means_memory_and_no_file(

@@ -19,7 +19,11 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from agentlog.application.query import SessionQuery
 from agentlog.application.sessions import Sessions
-from agentlog.domain.errors import SessionBusyError, SessionConflictError
+from agentlog.domain.errors import (
+    SessionBusyError,
+    SessionConflictError,
+    SessionQueryError,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -27,6 +31,7 @@ if TYPE_CHECKING:
     from agentlog.application.erasure import Erasure, RetentionReport
     from agentlog.application.handle import SessionHandle
     from agentlog.application.query import SessionSummaryPage
+    from agentlog.application.scope import Scope, ScopedSessionQuery
     from agentlog.domain.json import Envelope
 
 P = ParamSpec("P")
@@ -285,11 +290,33 @@ class AsyncSessions:
 
 
 class AsyncSessionQuery:
-    """:class:`SessionQuery` as coroutines (each read runs on the pool)."""
+    """:class:`SessionQuery` as coroutines (each read runs on the pool).
 
-    def __init__(self, query: SessionQuery, sessions: AsyncSessions) -> None:
+    ``scoped`` and ``for_caller`` give the same coroutines inside a scope
+    (docs/scope.md); a scoped one has no way back to the unscoped reads.
+    """
+
+    def __init__(
+        self, query: SessionQuery | ScopedSessionQuery, sessions: AsyncSessions
+    ) -> None:
         self.query = query
+        self._sessions = sessions
         self._run = sessions.run
+
+    def _unscoped(self) -> SessionQuery:
+        if not isinstance(self.query, SessionQuery):
+            msg = "this query is scoped already; scope the unscoped query instead"
+            raise SessionQueryError.invalid_scope(msg)
+        return self.query
+
+    def scoped(self, scope: Scope) -> AsyncSessionQuery:
+        """:meth:`SessionQuery.scoped`, as coroutines."""
+        return AsyncSessionQuery(self._unscoped().scoped(scope), self._sessions)
+
+    async def for_caller(self, caller_session_id: str) -> AsyncSessionQuery:
+        """:meth:`SessionQuery.for_caller` (it reads the caller's header)."""
+        query = await self._run(self._unscoped().for_caller, caller_session_id)
+        return AsyncSessionQuery(query, self._sessions)
 
     async def list_sessions(self) -> list[Any]:
         return await self._run(self.query.list_sessions)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,8 @@ from agentlog import AsyncSessions, SessionFilter, SessionQuery, Sessions
 from agentlog.domain.errors import CorruptSessionLogError, SessionError
 from agentlog.domain.json import dumps
 from agentlog.infrastructure.formats.jsonl import export_session, import_log
+from agentlog.infrastructure.store import open_sessions
+from tests.cli.conftest import Store
 from tests.query.support import TURN1, session
 from tests.scenarios.harness import add
 
@@ -65,6 +68,7 @@ def test_async_create_and_command_set_the_owner(app: Sessions) -> None:
         await sessions.close(handle)
         async with sessions.command("b", create=True, owner="o2") as other:
             add(other, *TURN1)
+        sessions.executor.shutdown(wait=True)
 
     asyncio.run(run())
     assert app.header("a")["owner"] == "o1"
@@ -137,3 +141,20 @@ def test_the_listing_and_the_filters_see_the_owner(app: Sessions) -> None:
     hits = query.search_sessions("hello", session_filter=SessionFilter(owner=("o2",)))
     assert [item.session_id for item in hits.items] == ["b"]
     app.close(live)
+
+
+def test_search_owner_option(tmp_path: Path) -> None:
+    store = Store("sqlite", f"sqlite:///{tmp_path / 'agentlog.db'}", tmp_path)
+    app = open_sessions(store.url, create=True)
+    try:
+        for name, owner in (("one", "o1"), ("two", "o2"), ("three", None)):
+            handle = app.create_session(session_id=name, cwd="/w", owner=owner)
+            add(handle, *TURN1)
+            app.close(handle)
+    finally:
+        app.close()
+    found = store("search", "hello", "--owner", "o1", "--json").json()
+    assert [item["sessionId"] for item in found["items"]] == ["one"]
+    assert store("search", "hello", "--owner", "o3", "--json").json()["items"] == []
+    shown = store("show", "two").ok().stdout
+    assert "owner" in shown and "o2" in shown

@@ -7,6 +7,7 @@ session outside the scope. On POPO, SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -15,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentlog import (
+    AsyncSessions,
     EventFilter,
     Scope,
     ScopedSessionQuery,
@@ -416,3 +418,71 @@ def test_search_with_every_filter_stays_in_scope(world: World) -> None:
     ):
         page = query.search_sessions("needle", event_filter=filter_, limit=100)
         assert {hit.session_id for hit in page.items} == world.ids_in(SCOPE_A)
+
+
+HOSTILE = ["", "\x00", "a\x00b", "\udcff", "x" * 5000, "../../etc/passwd", "%", "'"]
+
+
+@pytest.mark.parametrize("read", sorted(TARGETED))
+def test_hostile_ids_read_as_missing_in_and_out_of_a_scope(
+    world: World, read: str
+) -> None:
+    query, plain = scoped(world), SessionQuery(world.app)
+    call = TARGETED[read]
+    for session_id in HOSTILE:
+        assert outcome(lambda s=session_id: call(query, s)) == outcome(  # type: ignore[misc]
+            lambda s=session_id: call(plain, s)  # type: ignore[misc]
+        )
+
+
+@pytest.mark.parametrize("caller", ["a\x00b", "\udcff", "'; DROP TABLE x; --"])
+def test_a_hostile_caller_id_is_an_unknown_caller(world: World, caller: str) -> None:
+    with pytest.raises(SessionQueryError) as caught:
+        SessionQuery(world.app).for_caller(caller)
+    assert caught.value.code == SessionQueryError.UNKNOWN_CALLER
+
+
+def test_any_scope_strings_select_exactly_their_sessions(world: World) -> None:
+    """Scope values are data, never SQL: any text selects the headers that hold
+    exactly it (here: none), and a real value still works beside it."""
+
+    @settings(
+        max_examples=40,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )
+    @given(cwd=st.text(max_size=20), owner=st.one_of(st.none(), st.text(max_size=20)))
+    def check(cwd: str, owner: str | None) -> None:
+        scope = Scope(cwd=cwd, owner=owner)
+        query = SessionQuery(world.app).scoped(scope)
+        expected = world.ids_in(scope)
+        assert {str(r.header["id"]) for r in query.list_sessions()} == expected
+        assert {i.id for i in query.list_summaries(100).items} == expected
+        hits = query.search_sessions("needle", limit=100)
+        assert {hit.session_id for hit in hits.items} == expected
+
+    check()
+
+
+def test_async_queries_scope_alike(world: World) -> None:
+    async def run() -> None:
+        sessions = AsyncSessions(world.app)
+        reads = sessions.query()
+        mine = await reads.for_caller(world.ids["a-root"])
+        listed = await mine.list_sessions()
+        assert {str(r.header["id"]) for r in listed} == world.ids_in(SCOPE_A)
+        with pytest.raises(SessionQueryError) as caught:
+            await mine.read_surface(world.ids["b-root"])
+        assert caught.value.code == NOT_FOUND
+        other = reads.scoped(Scope(cwd=W2, owner=O1))
+        page = await other.list_summaries(100)
+        assert {i.id for i in page.items} == world.ids_in(Scope(cwd=W2, owner=O1))
+        with pytest.raises(SessionQueryError) as caught:
+            mine.scoped(Scope())
+        assert caught.value.code == SessionQueryError.INVALID_SCOPE
+        with pytest.raises(SessionQueryError) as caught:
+            await reads.for_caller(NEVER)
+        assert caught.value.code == SessionQueryError.UNKNOWN_CALLER
+        sessions.executor.shutdown(wait=True)
+
+    asyncio.run(run())

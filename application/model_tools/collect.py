@@ -40,10 +40,16 @@ def collect(
     fetch: Callable[[str | None, int], Page[T]],
     cap: int,
     keep: Callable[[T], bool] = lambda _: True,
+    *,
+    dropped: int = 0,
 ) -> Collected[T]:
     """Pages from ``fetch(cursor, size)`` until ``cap`` kept items and one more,
-    or the last page. A cursor seen twice is a broken source, never a loop."""
-    size = min(PAGE_MAX, cap + 1)
+    or the last page. A cursor seen twice is a broken source, never a loop.
+
+    ``dropped`` is how many items ``keep`` may refuse at most: the first page asks
+    for that many more, so a refused item does not cost a second page.
+    """
+    size = min(PAGE_MAX, cap + 1 + dropped)
     items: list[T] = []
     seen: set[str] = set()
     cursor: str | None = None

@@ -104,6 +104,7 @@ def session_search(caller: Caller, args: SessionSearchArguments, cap: int) -> st
         ),
         cap,
         keep=lambda item: item.session_id != caller.id,
+        dropped=1,
     )
     records = _records(reads, {item.session_id for item in found.items})
     parent_ids = {

@@ -95,6 +95,11 @@ def test_collect_stops_at_the_cap_and_on_a_repeated_cursor() -> None:
     assert collect(fetch, 3) == Collected([1, 2, 3], capped=True)
     assert collect(fetch, 5) == Collected([1, 2, 3, 4, 5], capped=False)
     assert collect(fetch, 10, keep=lambda n: n % 2 == 1).items == [1, 3, 5]
+    asked.clear()
+    assert collect(fetch, 1, keep=lambda n: n != 1, dropped=1) == Collected(
+        [2], capped=True
+    )
+    assert asked[0] == (None, 3)  # the refused item is asked for on the first page
     loop = {None: Page([1], "a"), "a": Page([2], "a")}
     with pytest.raises(RuntimeError, match="repeated a continuation cursor"):
         collect(lambda cursor, size: loop[cursor], 10)

@@ -194,6 +194,10 @@ class Sessions(Application[str]):
         self.stored_log = StoredLog(self)
         self.history = MessageHistory(self.recorder, self.stored_log.envelope)
         self.eraser = SessionEraser(self)
+        if isinstance(self.mapper, SessionMapper) and self.mapper.keys is not None:
+            # Crypto-shredding: each committed erase forgets the erased sessions'
+            # data keys, so no copy of their rows opens again (docs/encryption.md).
+            self.eraser.add_hook(self._forget_erased)
 
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
         """One way to name a store, honoured everywhere.
@@ -257,10 +261,17 @@ class Sessions(Application[str]):
             with contextlib.suppress(Exception):
                 factory.close()
 
+    def _forget_erased(self, session_ids: tuple[str, ...]) -> None:
+        """The erase hook of crypto-shredding (registered when encryption is on)."""
+        forgotten = self.forget_keys(session_ids)
+        logger.info("forgot %d data key(s) of erased sessions", forgotten)
+
     def forget_keys(self, session_ids: Iterable[str]) -> int:
         """Delete these sessions' data keys (crypto-shredding; docs/encryption.md).
 
-        Without per-session encryption there are no keys and this returns 0.
+        :meth:`erase` does this after every erase it commits; call it directly
+        only to shred without erasing. Without per-session encryption there are
+        no keys and this returns 0.
         Every stored copy of those sessions' rows, backups included, can no
         longer be decrypted; reading them raises ``SessionKeyForgottenError``
         (a :class:`SessionNotFoundError`).

@@ -2,8 +2,8 @@
 key is forgotten, opened afterwards with the key store as it is then, cannot
 decrypt that session; every other session reads fine.
 
-Until ``Sessions.erase`` lands the tests forget the key directly
-(``Sessions.forget_keys``, the call erase makes)."""
+These tests forget keys directly (``Sessions.forget_keys``: shredding without
+erasing, the rows stay); ``test_erase.py`` does the same through ``Sessions.erase``."""
 
 from __future__ import annotations
 

@@ -48,6 +48,22 @@ def test_the_worker_keeps_the_views_of_an_encrypted_store(
         assert [row.session_id for row in rows] == ["kept"]
         query = SessionQuery(app)
         assert [r.header["id"] for r in query.list_sessions()] == ["kept"]
+        # An erase's tombstone is not sealed: the worker follows it after the
+        # key is gone and purges the session's rows.
+        write(app, "later", "later prompt", "later answer", "later output")
+        views.listing.view.wait(
+            app.name, app.recorder.max_notification_id(), timeout=60
+        )
+        assert {row.session_id for row in views.listing.view.select_all()} == {
+            "kept",
+            "later",
+        }
+        app.erase("later", reason="test")
+        views.listing.view.wait(
+            app.name, app.recorder.max_notification_id(), timeout=60
+        )
+        assert process.is_alive()
+        assert [row.session_id for row in views.listing.view.select_all()] == ["kept"]
     finally:
         stop.set()
         process.join(30)

@@ -296,7 +296,7 @@ class TitleProjection(SessionProjection[TitleView]):
     """The latest ``session/title`` event per session."""
 
     name = "agentlog_titles"
-    topics = (TITLE_EVENT,)
+    topics = (TITLE_EVENT, ERASED_TYPE)  # a runner is sent only these
 
     def relevant(self, event: ProjectedEvent) -> bool:
         return event.type == TITLE_EVENT
@@ -309,7 +309,7 @@ class LineageProjection(SessionProjection[LineageView]):
     """Parent links from the created events."""
 
     name = "agentlog_lineage"
-    topics = (HEADER_TYPE,)
+    topics = (HEADER_TYPE, ERASED_TYPE)
 
     def relevant(self, event: ProjectedEvent) -> bool:
         return event.type == HEADER_TYPE

@@ -103,10 +103,23 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=10_000)
     parser.add_argument("--prompts", type=int, default=5)
     parser.add_argument("--erases", type=int, default=10)
+    parser.add_argument(
+        "--no-secure-delete",
+        action="store_true",
+        help="SQLite connections without secure_delete (to measure its cost)",
+    )
     args = parser.parse_args()
+    if args.no_secure_delete:
+        from agentlog.infrastructure import recorders
+
+        def plain(self: Any, datastore: Any, **kwargs: Any) -> None:
+            recorders.SQLiteApplicationRecorder.__init__(self, datastore, **kwargs)
+
+        recorders.SQLiteSessionRecorder.__init__ = plain  # type: ignore[method-assign]
     print(
         f"# erasure figures: {args.backend}, {args.sessions:,} sessions x "
         f"{args.prompts} prompts of 40 words"
+        + (", secure_delete off" if args.no_secure_delete else "")
     )
     print(
         f"# Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, "
@@ -133,10 +146,10 @@ def main() -> None:
             if isinstance(where, Path):
                 size = where.stat().st_size / 2**20
                 print(f"database file: {size:.0f} MiB")
-            scrubs = [timed(app.eraser.scrub) for _ in range(3)]
+            first = timed(app.eraser.scrub)
             print(
-                f"scrub alone (FTS5 optimize + WAL checkpoint): median "
-                f"{statistics.median(scrubs) * 1000:.0f} ms"
+                "first scrub after the catch-up (FTS5 optimize of every segment "
+                f"+ WAL checkpoint): {first * 1000:.0f} ms"
             )
             erases = [
                 timed(lambda key=key: app.erase(key, reason="bench"))
@@ -145,6 +158,22 @@ def main() -> None:
             print(
                 f"erase of one session (with its scrub), median of {len(erases)}: "
                 f"{statistics.median(erases) * 1000:.0f} ms"
+            )
+            scrub = app.eraser.scrub
+            app.eraser.scrub = lambda: True  # type: ignore[method-assign]
+            bare = [
+                timed(lambda key=key: app.erase(key, reason="bench"))
+                for key in new[args.erases : 2 * args.erases]
+            ]
+            app.eraser.scrub = scrub  # type: ignore[method-assign]
+            print(
+                f"erase of one session without the scrub, median of {len(bare)}: "
+                f"{statistics.median(bare) * 1000:.0f} ms"
+            )
+            once = timed(app.eraser.scrub)
+            print(
+                f"one scrub after those {len(bare)} erases (optimize merges their "
+                f"delete markers into the index): {once * 1000:.0f} ms"
             )
             cutoff = cutoff_before(30 * DAY, now)
             report: list[Any] = []

@@ -5,6 +5,8 @@ tombstone) outlives the key, and retention forgets keys as it erases."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -19,7 +21,6 @@ from tests.crypto.test_shredding import backup_sqlite
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
 
 def key_exists(env: dict[str, str], session_id: str) -> bool:
@@ -100,3 +101,42 @@ def test_retention_forgets_the_keys_of_what_it_erases(
         assert app.read_events("new")[1]["data"]["content"][0]["text"] == "new prompt"
     finally:
         app.close()
+
+
+def test_cli_erase_shreds_and_leaves_no_key_bytes(
+    crypto_env: dict[str, str], tmp_path: Path
+) -> None:
+    """``agentlog erase`` on an encrypted SQLite store: the wrapped key is gone
+    from the key store file and its WAL, and the other session's key stays."""
+    import sqlite3
+
+    from tests.crypto.test_settings import run_cli
+
+    if crypto_env["PERSISTENCE_MODULE"] != "eventsourcing.sqlite":
+        pytest.skip("the key store's files are SQLite's")
+    app = Sessions(env=crypto_env)
+    try:
+        write(app, "erased")
+        write(app, "kept", "kept prompt", "kept answer", "kept output")
+    finally:
+        app.close()
+    keys = keystore_of(crypto_env).removeprefix("sqlite:///")
+    with sqlite3.connect(keys) as db:
+        wrapped = dict(
+            db.execute("SELECT session_id, wrapped_key FROM agentlog_data_keys")
+        )
+    db.close()
+    files = [keys, f"{keys}-wal"]
+    on = {k: v for k, v in crypto_env.items() if k.startswith("AGENTLOG_")}
+    store = tmp_path / "agentlog.db"
+    assert crypto_env["SQLITE_DBNAME"] == str(store)
+    done = run_cli(
+        tmp_path, "erase", "erased", "--reason", "request", database=store.name, **on
+    )
+    assert done.returncode == 0, done.stderr
+    assert crypto_env["AGENTLOG_MASTER_KEY"] not in done.stdout + done.stderr
+    held = b"".join(Path(f).read_bytes() for f in files if os.path.exists(f))
+    assert wrapped["erased"] not in held
+    assert wrapped["kept"] in held
+    shown = run_cli(tmp_path, "messages", "erased", database=store.name, **on)
+    assert shown.returncode == 1 and 'session "erased" not found' in shown.stderr

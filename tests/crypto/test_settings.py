@@ -100,7 +100,9 @@ def test_a_wrong_master_key_is_refused_at_open(tmp_path: Path) -> None:
     assert right not in str(caught.value) and wrong not in str(caught.value)
 
 
-def run_cli(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    tmp_path: Path, *args: str, database: str = "a.db", **env: str
+) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("AGENTLOG_")}
     return subprocess.run(
         [
@@ -108,7 +110,7 @@ def run_cli(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProce
             "-m",
             "agentlog.infrastructure.cli",
             "--store",
-            f"sqlite:///{tmp_path / 'a.db'}",
+            f"sqlite:///{tmp_path / database}",
             *args,
         ],
         env={**clean, **env},

@@ -69,7 +69,6 @@ from agentlog.domain.session import (
 )
 from agentlog.domain.vocabulary import check_legacy, check_reserved_type
 from agentlog.infrastructure.crypto import EncryptionSettings, encryption_settings
-from agentlog.infrastructure.keystore import open_key_store
 from agentlog.infrastructure.mapper import SessionMapper
 from agentlog.infrastructure.store_url import STORE_ENV_VAR, parse_store_url
 
@@ -243,6 +242,10 @@ class Sessions(Application[str]):
         when ``AGENTLOG_ENCRYPTION=per-session`` (docs/encryption.md)."""
         mapper = super().construct_mapper()
         if self._encryption is not None:
+            # Imported here: the key stores bring psycopg, which a store without
+            # encryption never needs at start-up (the command line's import time).
+            from agentlog.infrastructure.keystore import open_key_store
+
             if not isinstance(mapper, SessionMapper):
                 msg = "per-session encryption needs agentlog's SessionMapper"
                 raise StoreURLError(msg)

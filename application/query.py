@@ -195,6 +195,7 @@ class SessionQuery:
         headers: list[Header]
         if isinstance(reader, StoreReader):
             try:
+                reader.catch_up()
                 rows = reader.rows(rest)
             except Exception as error:
                 raise SessionQueryError.listing_failed(error) from error

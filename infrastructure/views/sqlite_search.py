@@ -57,9 +57,7 @@ FTS = "agentlog_search_v2_fts"
 META = "agentlog_search_v2_meta"
 IDS = "temp.agentlog_search_ids"
 KEY = "d.doc_tokens, d.neg_time, d.session_id, d.neg_seq"
-_COLUMNS = (
-    "d.session_id, d.neg_seq, d.type, d.surface, d.doc_tokens, d.neg_time, d.id"
-)
+_COLUMNS = "d.session_id, d.neg_seq, d.type, d.surface, d.doc_tokens, d.neg_time, d.id"
 _OLD = ("agentlog_search_v1_fts", "agentlog_search_v1_docs", "agentlog_search_v1")
 
 

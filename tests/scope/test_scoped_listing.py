@@ -136,3 +136,17 @@ def assert_postgres_reads_the_scopes_rows(app: Sessions) -> None:
             read += node.get("Rows Removed by Index Recheck", 0)
     assert "Seq Scan" not in scans, plan
     assert read == IN_SCOPE, plan
+
+
+def test_the_scope_figures_script_runs(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tests/benchmarks/scope_figures.py`` at a tiny size (no timing checked)."""
+    from tests.benchmarks import scope_figures
+
+    argv = ["scope_figures", "--sessions", "120", "--in-scope", "6", "--repeat", "1"]
+    monkeypatch.setattr("sys.argv", argv)
+    scope_figures.main()
+    out = capsys.readouterr().out
+    assert "scoped list_sessions:" in out
+    assert "filtering in Python / scoped in the query:" in out

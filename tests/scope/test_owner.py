@@ -5,6 +5,7 @@ listed by the listing view and filtered by ``SessionFilter.owner``."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -158,3 +159,30 @@ def test_search_owner_option(tmp_path: Path) -> None:
     assert store("search", "hello", "--owner", "o3", "--json").json()["items"] == []
     shown = store("show", "two").ok().stdout
     assert "owner" in shown and "o2" in shown
+
+
+def test_a_store_from_before_the_owner_column_is_listed_again(tmp_path: Path) -> None:
+    """Listing v3 added ``owner``: a store whose listing was built by an earlier
+    layout (no v3 table, no v3 position) gets the new table on its first read,
+    and the log is folded into it once (docs/strings.md)."""
+    path = tmp_path / "agentlog.db"
+    store = Store("sqlite", f"sqlite:///{path}", tmp_path)
+    app = open_sessions(store.url, create=True)
+    try:
+        for name, owner in (("one", "o1"), ("two", None)):
+            handle = app.create_session(session_id=name, cwd="/w", owner=owner)
+            add(handle, *TURN1)
+            app.close(handle)
+        assert len(SessionQuery(app).list_summaries().items) == 2
+    finally:
+        app.close()
+    with sqlite3.connect(path) as connection:
+        connection.execute("DROP TABLE agentlog_listing_v3")
+        connection.execute(
+            "DELETE FROM tracking WHERE application_name = 'Sessions#listing.v3'"
+        )
+    listed = store("ls", "--json").json()
+    rows = listed["items"] if isinstance(listed, dict) else listed
+    assert {row["id"]: row.get("owner") for row in rows} == {"one": "o1", "two": None}
+    found = store("search", "hello", "--owner", "o1", "--json").json()
+    assert [item["sessionId"] for item in found["items"]] == ["one"]

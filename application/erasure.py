@@ -31,7 +31,7 @@ from agentlog.domain.errors import (
     SessionNotFoundError,
 )
 from agentlog.domain.events import Erased
-from agentlog.domain.session import check_session_id
+from agentlog.domain.session import check_new_session_id, check_session_id
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -151,6 +151,11 @@ class SessionEraser:
         """
         check_session_id(session_id)
         reason = check_reason(reason)
+        try:
+            check_new_session_id(session_id)
+        except SessionError:
+            # An id no store can hold (NUL, a lone surrogate) was never stored.
+            raise SessionNotFoundError(session_id) from None
         for attempt in range(ERASE_ATTEMPTS):
             ids = [session_id]
             if descendants:

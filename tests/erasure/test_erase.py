@@ -335,3 +335,35 @@ def test_an_erase_inside_a_running_catch_up_leaves_no_row_after_the_next_one(
         assert projection.view.select_rows([ERASED]) == {}
     with pytest.raises(SessionQueryError):
         query.read_title(ERASED)
+
+
+@pytest.mark.parametrize("session_id", ["a\x00b", "a\ud800b", "\udfff"])
+def test_an_id_no_store_can_hold_is_not_found(
+    make_app: MakeApp, session_id: str
+) -> None:
+    app = make_app()
+    with pytest.raises(SessionNotFoundError):
+        app.erase(session_id, reason=REASON)
+
+
+def test_async_sessions_erase(make_app: MakeApp) -> None:
+    import asyncio
+
+    from agentlog import AsyncSessions
+
+    app = make_app()
+    write_marked(app, ERASED, markers())
+
+    async def run() -> None:
+        async_app = AsyncSessions(app)
+        try:
+            (record,) = await async_app.erase(ERASED, reason=REASON)
+            assert record.session_id == ERASED
+            assert [e.session_id for e in await async_app.erasures()] == [ERASED]
+            report = await async_app.erase_older_than(0, reason="ttl", dry_run=True)
+            assert report.candidates == []
+        finally:
+            async_app.executor.shutdown()
+
+    asyncio.run(run())
+    assert not app.is_stored(ERASED)

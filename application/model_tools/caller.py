@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentlog.application.query import SessionQuery
+from agentlog.application.query import DEFAULT_READ_WINDOW_MAX, SessionQuery
 from agentlog.application.search_models import EventFilter, SessionFilter
 from agentlog.domain.errors import SessionQueryError
 
@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from agentlog.domain.title import TitleSnapshot
 
 STEP_START = "step/start"
+WINDOW = DEFAULT_READ_WINDOW_MAX
+"""Raw events read per window when looking back for the current step."""
+STEP_WINDOWS = 20
 
 
 class CallerReads(Protocol):
@@ -95,6 +98,44 @@ class Caller:
         own session stops before it. ``None``: the log has no step yet, so it
         cannot hold a tool call either (calls are enclosed in steps,
         docs/invariants.md).
+
+        Read from the end of the log: the last seq is found with a few one-event
+        reads, then windows of raw events are read backwards, so the cost follows
+        the length of the current step, not of the session; a step longer than
+        ``STEP_WINDOWS`` windows falls back to one pass over the whole log.
         """
+        end = self._last_seq()
+        for _ in range(STEP_WINDOWS):
+            if end is None:
+                return None
+            window = self.reads.read_event(self.id, end, before=WINDOW)
+            starts = [
+                int(e["seq"]) for e in window.events if e.get("type") == STEP_START
+            ]
+            if starts:
+                return max(starts)
+            end = window.start_seq - 1 if window.start_seq > 0 else None
         steps = self.reads.filter_events(self.id, EventFilter(types=(STEP_START,)))
         return steps[-1].seq if steps else None
+
+    def _has(self, seq: int) -> bool:
+        try:
+            self.reads.read_event(self.id, seq)
+        except SessionQueryError as error:
+            if error.code == SessionQueryError.EVENT_NOT_FOUND:
+                return False
+            raise
+        return True
+
+    def _last_seq(self) -> int | None:
+        """The caller's last seq (seqs run from 0 without gaps), in about
+        ``2 log2(n)`` one-event reads; ``None`` for an empty log."""
+        if not self._has(0):
+            return None
+        low, high = 0, 1
+        while self._has(high):
+            low, high = high, high * 2
+        while high - low > 1:  # low is in the log, high is not
+            middle = (low + high) // 2
+            low, high = (middle, high) if self._has(middle) else (low, middle)
+        return low

@@ -62,6 +62,8 @@ class StreamEraser(Protocol):
         snapshots: Any | None,
     ) -> None: ...
 
+    def erase_snapshots(self, snapshots: Any, session_ids: Sequence[str]) -> None: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Erasure:
@@ -231,6 +233,22 @@ class SessionEraser:
             app.drop_erased(session_id)
         logger.info("erased %d session(s): %s", len(ids), ", ".join(ids))
         return [Erasure(t.originator_id, t.erased_at, t.reason) for t in tombstones]
+
+    def after_snapshot(self, session_id: str) -> None:
+        """Delete a snapshot a writer stored after the session was erased.
+
+        A writer saves a snapshot after its flush; an erase elsewhere can commit
+        in between and find no snapshot to delete. The writer checks for the
+        tombstone after each snapshot it stores: whichever comes second deletes
+        the snapshot, so none outlives the erase.
+        """
+        recorder = self.app.recorder
+        snapshots = None if self.app.snapshots is None else self.app.snapshots.recorder
+        if snapshots is None or not isinstance(recorder, StreamEraser):
+            return
+        if self.app.is_erased(session_id):
+            recorder.erase_snapshots(snapshots, [session_id])
+            logger.info("dropped the snapshot of erased session %r", session_id)
 
     @contextlib.contextmanager
     def _holding(self, ids: Sequence[str], *, wait: bool) -> Iterator[list[str]]:

@@ -896,6 +896,7 @@ class Sessions(Application[str]):
             return
         try:
             self.snapshots.put([SessionSnapshot.take(aggregate)])
+            self.eraser.after_snapshot(aggregate.id)
         except IntegrityError:
             pass  # another writer saved this snapshot first
         except UNAVAILABLE:

@@ -128,6 +128,10 @@ class StreamWrites(ApplicationRecorder):
         """
         raise NotImplementedError  # pragma: no cover
 
+    def erase_snapshots(self, snapshots: Any, session_ids: Sequence[str]) -> None:
+        """Delete the sessions' snapshots (one a writer stored after the erase)."""
+        raise NotImplementedError  # pragma: no cover
+
 
 class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
     """The library's SQLite recorder, plus :meth:`select_events_at`, the stream
@@ -277,6 +281,13 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
                         "WHERE originator_id = ?",
                         (key,),
                     )
+
+    def erase_snapshots(self, snapshots: Any, session_ids: Sequence[str]) -> None:
+        with self.datastore.transaction(commit=True) as c:
+            c.executemany(
+                f"DELETE FROM {snapshots.events_table_name} WHERE originator_id = ?",
+                [(key,) for key in session_ids],
+            )
 
     def select_events_at(
         self, originator_id: str, versions: Sequence[int]
@@ -451,6 +462,16 @@ class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
                         (key,),
                     )
 
+    def erase_snapshots(self, snapshots: Any, session_ids: Sequence[str]) -> None:
+        with self.datastore.transaction(commit=True) as curs:
+            curs.execute(
+                SQL("DELETE FROM {0}.{1} WHERE originator_id = ANY(%s)").format(
+                    Identifier(snapshots.datastore.schema),
+                    Identifier(snapshots.events_table_name),
+                ),
+                (list(session_ids),),
+            )
+
 
 class POPOSessionRecorder(POPOApplicationRecorder):
     """The library's in-memory recorder, plus the write guard and erasure.
@@ -492,6 +513,11 @@ class POPOSessionRecorder(POPOApplicationRecorder):
                     with snapshots._database_lock:
                         self._drop_below(snapshots, key, None)
         self._notify_listeners()
+
+    def erase_snapshots(self, snapshots: Any, session_ids: Sequence[str]) -> None:
+        with snapshots._database_lock:
+            for key in session_ids:
+                self._drop_below(snapshots, key, None)
 
     @staticmethod
     def _drop_below(recorder: Any, session_id: str, version: int | None) -> None:

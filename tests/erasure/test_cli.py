@@ -97,3 +97,19 @@ def test_gc_dry_run_then_gc(demo: Store) -> None:
     assert report["scrubbed"] is True
     assert demo("ls", "--json").json()["items"] == []
     assert {r["reason"] for r in demo("erasures", "--json").json()} == {"ttl"}
+
+
+def test_an_erased_id_cannot_be_imported_again(demo: Store) -> None:
+    main = demo.ids["main"]
+    exported = demo.cwd / "main.jsonl"
+    demo("export", main, "-o", str(exported)).ok()
+    demo("erase", main, "--reason", "request").ok()
+    refused = demo("import", str(exported))
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        f'{exported}: session "{main}" was erased; an erased id cannot be written '
+        "again\n"
+    )
+    fresh = demo("import", "--new-id", str(exported)).ok().stdout.strip()
+    assert fresh != main
+    assert [e["id"] for e in demo("erasures", "--json").json()] == [main]

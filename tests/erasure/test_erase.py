@@ -367,3 +367,28 @@ def test_async_sessions_erase(make_app: MakeApp) -> None:
 
     asyncio.run(run())
     assert not app.is_stored(ERASED)
+
+
+def test_a_snapshot_stored_after_the_erase_does_not_outlive_it(
+    make_app: MakeApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer's flush commits, an erase elsewhere commits, then the writer
+    stores its snapshot: it sees the tombstone and deletes the snapshot."""
+    writer, eraser = make_app(), make_app()
+    write_marked(writer, ERASED, markers())
+    assert writer.snapshots is not None
+    writer.snapshot_interval = 3
+    put = writer.snapshots.put
+
+    def erase_first(events: Any, **kwargs: Any) -> Any:
+        eraser.erase(ERASED, reason=REASON)
+        return put(events, **kwargs)
+
+    monkeypatch.setattr(writer.snapshots, "put", erase_first)
+    with writer.command(ERASED) as handle:
+        append_turn(handle)
+    monkeypatch.undo()
+
+    snapshots = writer.snapshots.recorder.select_events(ERASED)
+    assert snapshots == []
+    assert not writer.is_stored(ERASED)

@@ -94,7 +94,7 @@ class DataKey:
         nonce = sealed[start : start + NONCE_BYTES]
         try:
             return self._aead.decrypt(nonce, sealed[start + NONCE_BYTES :], context)
-        except InvalidTag:
+        except (InvalidTag, ValueError):
             msg = "the sealed state does not open with its session's key"
             raise ValueError(msg) from None
 
@@ -144,7 +144,7 @@ class MasterKey:
             return self._aead.decrypt(
                 wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:], _key_context(session_id)
             )
-        except InvalidTag:
+        except (InvalidTag, ValueError):  # ValueError: a truncated nonce
             msg = (
                 f'the data key of session "{session_id}" does not open with the '
                 "master key"
@@ -161,7 +161,7 @@ class MasterKey:
             self._aead.decrypt(
                 check_value[:NONCE_BYTES], check_value[NONCE_BYTES:], CHECK_CONTEXT
             )
-        except InvalidTag:
+        except (InvalidTag, ValueError):
             return False
         return True
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from agentlog import (
+    CorruptSessionLogError,
     EncryptionError,
     SessionAlreadyExistsError,
     SessionQuery,
@@ -228,3 +229,61 @@ def test_a_lost_commit_reply_is_recognised_under_encryption(
     stored = app.recorder.select_events("s1", gt=1, lte=2)[0]
     assert app.mapper.to_stored_event(pending[1]).state != stored.state
     assert app._already_saved(pending)
+
+
+def test_a_sealed_row_opens_only_in_place(
+    crypto_env: dict[str, str], open_app: Callable[..., Sessions]
+) -> None:
+    """Two rows' states swapped, or one cut short, are corrupt rows, typed; the
+    other sessions read on."""
+    if crypto_env["PERSISTENCE_MODULE"] != "eventsourcing.sqlite":
+        pytest.skip("rows are edited through SQLite here")
+    import sqlite3
+
+    app = open_app(AGENTLOG_SNAPSHOT_INTERVAL="0")
+    write(app, "s1")
+    write(app, "s2", "other prompt", "other answer", "other output")
+    app.close()
+    with sqlite3.connect(crypto_env["SQLITE_DBNAME"]) as db:
+        (three,) = db.execute(
+            "SELECT state FROM stored_events WHERE originator_id='s1' AND "
+            "originator_version=3"
+        ).fetchone()
+        db.execute(
+            "UPDATE stored_events SET state=? WHERE originator_id='s1' AND "
+            "originator_version=5",
+            (three,),
+        )
+        db.execute(
+            "UPDATE stored_events SET state=X'000102' WHERE originator_id='s1' AND "
+            "originator_version=6"
+        )
+    db.close()
+    reader = open_app()
+    with pytest.raises(CorruptSessionLogError, match="at seq 3: the sealed state"):
+        reader.read_events("s1", after=2, limit=1)
+    with pytest.raises(CorruptSessionLogError, match="at seq 4: the sealed state"):
+        reader.read_events("s1", after=3, limit=1)
+    assert reader.read_events("s2")[1]["data"]["content"][0]["text"] == "other prompt"
+
+
+def test_a_damaged_key_store_row_is_typed(
+    crypto_env: dict[str, str], open_app: Callable[..., Sessions]
+) -> None:
+    if crypto_env["PERSISTENCE_MODULE"] != "eventsourcing.sqlite":
+        pytest.skip("the key store is edited through SQLite here")
+    import sqlite3
+
+    app = open_app()
+    write(app, "s1")
+    write(app, "s2", "other prompt", "other answer", "other output")
+    app.close()
+    with sqlite3.connect(crypto_env["SQLITE_DBNAME"] + ".keys") as db:
+        db.execute(
+            "UPDATE agentlog_data_keys SET wrapped_key=X'01' WHERE session_id='s1'"
+        )
+    db.close()
+    reader = open_app()
+    with pytest.raises(EncryptionError, match='data key of session "s1" does not open'):
+        reader.read_events("s1")
+    assert reader.read_events("s2")[1]["data"]["content"][0]["text"] == "other prompt"

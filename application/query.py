@@ -167,7 +167,7 @@ class SessionQuery:
             header = self._listed_one(self.persistence, caller_session_id)
         if header is None or header.get("id") != caller_session_id:
             raise SessionQueryError.unknown_caller(caller_session_id)
-        return self.scoped(caller_scope(header))
+        return self.scoped(Scope.of_caller(header))
 
     def _admits(self, header: Header) -> bool:
         return self._scope is None or self._scope.admits(header)
@@ -593,18 +593,6 @@ class SessionQuery:
                     summary_row(row, live=record.live, persisted=record.persisted)
                 )
         return rows
-
-
-def caller_scope(header: Header) -> Scope:
-    """The scope of a caller with this header (docs/scope.md#caller-scope).
-
-    Its ``cwd`` and its ``owner`` (absent: sessions without one); without a
-    string ``cwd``, or with an ``owner`` that is not a string, only itself.
-    """
-    cwd, owner = header.get("cwd"), header.get("owner")
-    if type(cwd) is str and (owner is None or type(owner) is str):
-        return Scope(cwd=cwd, owner=owner)
-    return Scope(session_id=str(header.get("id")))
 
 
 __all__ = [

@@ -99,9 +99,17 @@ class Scope:
             msg = f"{name} must be {kind}, got {type(value).__name__}"
             raise SessionQueryError.invalid_scope(msg)
 
-    @property
-    def unconstrained(self) -> bool:
-        return self.cwd is ANY and self.owner is ANY and self.session_id is ANY
+    @classmethod
+    def of_caller(cls, header: Header) -> Scope:
+        """The scope of a caller session with this header (docs/scope.md#caller-scope).
+
+        Its ``cwd`` and its ``owner`` (absent: sessions without one); without a
+        string ``cwd``, or with an ``owner`` that is not a string, only itself.
+        """
+        cwd, owner = header.get("cwd"), header.get("owner")
+        if type(cwd) is str and (owner is None or type(owner) is str):
+            return cls(cwd=cwd, owner=owner)
+        return cls(session_id=str(header.get("id")))
 
     def admits(self, header: Header) -> bool:
         """Whether a session with this header is inside the scope."""

@@ -305,3 +305,22 @@ def test_unknown_tool_and_json_text_arguments(tools: ModelTools) -> None:
     broken = tools.call("session_trace", "{not json")
     assert broken.is_error
     assert broken.text == "invalid arguments for session_trace: not valid JSON"
+
+
+def test_an_erased_session_reads_as_never_existing(
+    tools: ModelTools, app: Sessions, corpus: Corpus
+) -> None:
+    app.erase(corpus.fork, reason="test")
+    for name, arguments in (
+        ("session_event_search", {"query": "lexer"}),
+        ("session_trace", {}),
+        ("session_event_trace", {"seq": 0}),
+        ("session_event_read", {"seq": 0}),
+    ):
+        result = tools.call(name, {**arguments, "session_id": corpus.fork})
+        assert result.text == f'session "{corpus.fork}" not found', name
+    assert tools.call("session_search", {"query": "lexer"}).text == (
+        "No prior session matches found."
+    )
+    plan = tools.call("session_trace", {"session_id": corpus.plan}).text
+    assert corpus.fork not in plan

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 ENCRYPTION_ENV_VAR = "AGENTLOG_ENCRYPTION"
 MASTER_KEY_ENV_VAR = "AGENTLOG_MASTER_KEY"
+NEW_MASTER_KEY_ENV_VAR = "AGENTLOG_NEW_MASTER_KEY"
+"""Read only by ``agentlog rotate-master-key``: the key to wrap with instead."""
 KEYSTORE_ENV_VAR = "AGENTLOG_KEYSTORE"
 PER_SESSION = "per-session"
 OFF = frozenset({"", "off", "none", "no"})
@@ -114,24 +116,23 @@ class MasterKey:
         self._aead = AESGCM(key)
 
     @classmethod
-    def from_base64(cls, text: str | None) -> MasterKey:
-        """The key ``AGENTLOG_MASTER_KEY`` holds; the error never repeats it."""
+    def from_base64(
+        cls, text: str | None, variable: str = MASTER_KEY_ENV_VAR
+    ) -> MasterKey:
+        """The key ``variable`` holds; the error names it and never repeats it."""
         if not text or not text.strip():
             msg = (
-                f"{ENCRYPTION_ENV_VAR}={PER_SESSION} needs {MASTER_KEY_ENV_VAR}: the "
+                f"{ENCRYPTION_ENV_VAR}={PER_SESSION} needs {variable}: the "
                 "base64 of 16, 24 or 32 random bytes (see docs/encryption.md)"
             )
             raise EncryptionError(msg)
         try:
             key = b64decode(text.strip().encode("ascii"), validate=True)
         except (binascii.Error, UnicodeEncodeError):
-            msg = f"{MASTER_KEY_ENV_VAR} is not valid base64"
+            msg = f"{variable} is not valid base64"
             raise EncryptionError(msg) from None
         if len(key) not in KEY_SIZES:
-            msg = (
-                f"{MASTER_KEY_ENV_VAR} decodes to {len(key)} bytes; it must be 16, "
-                "24 or 32"
-            )
+            msg = f"{variable} decodes to {len(key)} bytes; it must be 16, 24 or 32"
             raise EncryptionError(msg)
         return cls(key)
 

@@ -10,6 +10,9 @@ Three backends, chosen by URL: ``memory:``, ``sqlite:///path`` (WAL,
 wrapped keys are gone from the file and its WAL) and ``postgresql://…?schema=…``
 (a table in that schema). Each store holds one check value of the master key, so
 a wrong master key is refused when the store is opened, not at the first read.
+:meth:`KeyStore.rotate` wraps every key with a new master key in one transaction;
+a key is only ever created under the master key the check value names, so a
+process still on the old key cannot add keys nobody else can open.
 See docs/encryption.md.
 """
 
@@ -40,7 +43,10 @@ from agentlog.infrastructure.store_url import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+
+    Rewrap = Callable[[str, bytes], bytes]
+    """``(session id, wrapped key) -> the key wrapped by the new master key``."""
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +79,7 @@ class KeyStore(ABC):
         if not self._master.opens(self._check_value(self._master.check_value())):
             msg = (
                 f"AGENTLOG_MASTER_KEY does not open the key store {self.display}: "
-                "it was created with another master key"
+                "it was made with, or rotated to, another master key"
             )
             raise EncryptionError(msg)
 
@@ -94,7 +100,7 @@ class KeyStore(ABC):
             if not create:
                 return None
             fresh = self._master.wrap(session_id, DataKey.generate())
-            wrapped = self._insert_or_ignore(session_id, fresh)
+            wrapped = self._insert_or_ignore(session_id, fresh, self._current)
         key = DataKey(self._master.unwrap(session_id, wrapped))
         with self._lock:
             # A forget since the read may have deleted this very key: don't cache.
@@ -113,6 +119,31 @@ class KeyStore(ABC):
                 self._cache.pop(session_id, None)
         return self._delete(ids) if ids else 0
 
+    def rotate(self, new_master: MasterKey) -> int:
+        """Wrap every data key with ``new_master`` instead, in one transaction.
+
+        Returns how many keys were wrapped again. The data keys (and so every
+        stored row) stay as they are; from then on only ``new_master`` opens
+        this store (docs/encryption.md#rotating-the-master-key).
+        """
+        old = self._master
+
+        def rewrap(session_id: str, wrapped: bytes) -> bytes:
+            return new_master.wrap(session_id, old.unwrap(session_id, wrapped))
+
+        count = self._rewrap_all(rewrap, new_master.check_value(), self._current)
+        self._master = new_master
+        return count
+
+    def _current(self, check_value: bytes) -> None:
+        """Refuse to wrap under a master key the store's check value does not name."""
+        if not self._master.opens(check_value):
+            msg = (
+                f"the master key of the key store {self.display} was rotated: "
+                "restart with the new AGENTLOG_MASTER_KEY"
+            )
+            raise EncryptionError(msg)
+
     def close(self) -> None:
         with self._lock:
             self._cache.clear()
@@ -124,8 +155,20 @@ class KeyStore(ABC):
         """The session's wrapped key, if stored."""
 
     @abstractmethod
-    def _insert_or_ignore(self, session_id: str, wrapped: bytes) -> bytes:
-        """Store ``wrapped`` unless the session has a key; return the stored one."""
+    def _insert_or_ignore(
+        self, session_id: str, wrapped: bytes, current: Callable[[bytes], None]
+    ) -> bytes:
+        """Store ``wrapped`` unless the session has a key; return the stored one.
+
+        ``current(check value)`` runs first, in the same transaction, and raises
+        if the store's master key is not the one ``wrapped`` was made with."""
+
+    @abstractmethod
+    def _rewrap_all(
+        self, rewrap: Rewrap, check_value: bytes, current: Callable[[bytes], None]
+    ) -> int:
+        """In one transaction: ``current(stored check value)``, every wrapped key
+        replaced by ``rewrap``'s, and ``check_value`` stored; how many keys."""
 
     @abstractmethod
     def _delete(self, session_ids: Sequence[str]) -> int:
@@ -149,9 +192,23 @@ class MemoryKeyStore(KeyStore):
         with self._rows_lock:
             return self._rows.get(session_id)
 
-    def _insert_or_ignore(self, session_id: str, wrapped: bytes) -> bytes:
+    def _insert_or_ignore(
+        self, session_id: str, wrapped: bytes, current: Callable[[bytes], None]
+    ) -> bytes:
         with self._rows_lock:
+            if self._check is not None:
+                current(self._check)
             return self._rows.setdefault(session_id, wrapped)
+
+    def _rewrap_all(
+        self, rewrap: Rewrap, check_value: bytes, current: Callable[[bytes], None]
+    ) -> int:
+        with self._rows_lock:
+            if self._check is not None:
+                current(self._check)
+            rows = {i: rewrap(i, wrapped) for i, wrapped in self._rows.items()}
+            self._rows, self._check = rows, check_value
+            return len(rows)
 
     def _delete(self, session_ids: Sequence[str]) -> int:
         with self._rows_lock:
@@ -220,8 +277,15 @@ class SQLiteKeyStore(KeyStore):
             ).fetchone()
         return None if row is None else bytes(row[0])
 
-    def _insert_or_ignore(self, session_id: str, wrapped: bytes) -> bytes:
+    def _insert_or_ignore(
+        self, session_id: str, wrapped: bytes, current: Callable[[bytes], None]
+    ) -> bytes:
         with self._using(), self._transaction() as db:
+            current(
+                bytes(
+                    db.execute(f"SELECT check_value FROM {CHECK_TABLE}").fetchone()[0]
+                )
+            )
             db.execute(
                 f"INSERT OR IGNORE INTO {KEYS_TABLE} VALUES (?, ?, ?)",
                 (session_id, wrapped, time.time()),
@@ -245,6 +309,29 @@ class SQLiteKeyStore(KeyStore):
                     ).rowcount
             self._checkpoint(db)
         return deleted
+
+    def _rewrap_all(
+        self, rewrap: Rewrap, check_value: bytes, current: Callable[[bytes], None]
+    ) -> int:
+        with self._using() as db:
+            with self._transaction():
+                current(
+                    bytes(
+                        db.execute(f"SELECT check_value FROM {CHECK_TABLE}").fetchone()[
+                            0
+                        ]
+                    )
+                )
+                rows = db.execute(
+                    f"SELECT session_id, wrapped_key FROM {KEYS_TABLE}"
+                ).fetchall()
+                db.executemany(
+                    f"UPDATE {KEYS_TABLE} SET wrapped_key = ? WHERE session_id = ?",
+                    [(rewrap(i, bytes(wrapped)), i) for i, wrapped in rows],
+                )
+                db.execute(f"UPDATE {CHECK_TABLE} SET check_value = ?", (check_value,))
+            self._checkpoint(db)  # the old wrappings leave the WAL too
+        return len(rows)
 
     def _checkpoint(self, db: sqlite3.Connection) -> None:
         """Move the zeroed pages into the file and empty the WAL (its old frames
@@ -336,8 +423,19 @@ class PostgresKeyStore(KeyStore):
             ).fetchone()
         return None if row is None else bytes(row[0])
 
-    def _insert_or_ignore(self, session_id: str, wrapped: bytes) -> bytes:
-        with self._using() as db:
+    def _insert_or_ignore(
+        self, session_id: str, wrapped: bytes, current: Callable[[bytes], None]
+    ) -> bytes:
+        with self._using() as db, db.transaction():
+            # FOR SHARE: a rotation (which updates the row) waits for this insert,
+            # and an insert after it sees the new check value.
+            check = db.execute(
+                SQL("SELECT check_value FROM {0} FOR SHARE").format(
+                    self._table(CHECK_TABLE)
+                )
+            ).fetchone()
+            assert check is not None
+            current(bytes(check[0]))
             db.execute(
                 SQL(
                     "INSERT INTO {0} (session_id, wrapped_key) VALUES (%s, %s) "
@@ -353,6 +451,35 @@ class PostgresKeyStore(KeyStore):
             ).fetchone()
         assert row is not None
         return bytes(row[0])
+
+    def _rewrap_all(
+        self, rewrap: Rewrap, check_value: bytes, current: Callable[[bytes], None]
+    ) -> int:
+        with self._using() as db, db.transaction():
+            check = db.execute(
+                SQL("SELECT check_value FROM {0} FOR UPDATE").format(
+                    self._table(CHECK_TABLE)
+                )
+            ).fetchone()
+            assert check is not None
+            current(bytes(check[0]))
+            rows = db.execute(
+                SQL("SELECT session_id, wrapped_key FROM {0} FOR UPDATE").format(
+                    self._table(KEYS_TABLE)
+                )
+            ).fetchall()
+            with db.cursor() as cursor:
+                cursor.executemany(
+                    SQL("UPDATE {0} SET wrapped_key = %s WHERE session_id = %s").format(
+                        self._table(KEYS_TABLE)
+                    ),
+                    [(rewrap(i, bytes(wrapped)), i) for i, wrapped in rows],
+                )
+            db.execute(
+                SQL("UPDATE {0} SET check_value = %s").format(self._table(CHECK_TABLE)),
+                (check_value,),
+            )
+        return len(rows)
 
     def _delete(self, session_ids: Sequence[str]) -> int:
         with self._using() as db:
@@ -430,3 +557,36 @@ def _refuse_inside_events(config: StoreConfig, events: Mapping[str, str]) -> Non
             "AGENTLOG_KEYSTORE must name another file, database or schema"
         )
         raise EncryptionError(msg)
+
+
+def rotate_master_key(store_url: str, env: Mapping[str, str]) -> tuple[int, str]:
+    """Wrap every data key of a store's key store with ``AGENTLOG_NEW_MASTER_KEY``.
+
+    ``env`` holds ``AGENTLOG_MASTER_KEY`` (the current key), the new one and, if
+    the store needs it, ``AGENTLOG_KEYSTORE``. Returns how many keys were wrapped
+    again and the key store's display name. A key store that does not exist yet
+    is refused rather than created.
+    """
+    from agentlog.infrastructure.crypto import (
+        ENCRYPTION_ENV_VAR,
+        NEW_MASTER_KEY_ENV_VAR,
+        PER_SESSION,
+        encryption_settings,
+    )
+
+    events = parse_store_url(store_url).env
+    settings = encryption_settings({**env, **events, ENCRYPTION_ENV_VAR: PER_SESSION})
+    assert settings is not None
+    new_master = MasterKey.from_base64(
+        env.get(NEW_MASTER_KEY_ENV_VAR), NEW_MASTER_KEY_ENV_VAR
+    )
+    if settings.keystore.strip() not in MEMORY_URLS:
+        path = parse_store_url(settings.keystore).sqlite_path
+        if path is not None and not Path(path).is_file():
+            msg = f"no key store at {mask_url(settings.keystore)}: nothing to rotate"
+            raise EncryptionError(msg)
+    store = open_key_store(settings.keystore, settings.master_key, events)
+    try:
+        return store.rotate(new_master), store.display
+    finally:
+        store.close()

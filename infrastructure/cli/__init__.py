@@ -13,13 +13,14 @@ from agentlog.infrastructure.cli import reads, search, writes
 from agentlog.infrastructure.cli import erasure
 
 # isort: split
-from agentlog.infrastructure.cli import mcp, migrate, schema
+from agentlog.infrastructure.cli import keys, mcp, migrate, schema
 from agentlog.infrastructure.cli.program import cli, main
 
 __all__ = [
     "cli",
     "demo",
     "erasure",
+    "keys",
     "main",
     "mcp",
     "migrate",

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentlog.application import Sessions
+from agentlog.infrastructure.crypto import MasterKey
+from agentlog.infrastructure.keystore import KeyStore, open_key_store
 from agentlog.infrastructure.store_url import parse_store_url
 from tests.conftest import PG_URL, postgres_schema, postgres_schema_env
 
@@ -71,6 +73,30 @@ def open_app(crypto_env: dict[str, str]) -> Iterator[Callable[..., Sessions]]:
     yield make
     for app in apps:
         app.close()
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def any_keystore_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh key store of each kind, by URL."""
+    if request.param == "memory":
+        yield "memory:"
+    elif request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'keys.db'}"
+    else:
+        for schema in postgres_schema("k_"):
+            yield f"{PG_URL}?schema={schema}"
+
+
+@pytest.fixture
+def master_text() -> str:
+    return new_master_key()
+
+
+@pytest.fixture
+def key_store(any_keystore_url: str, master_text: str) -> Iterator[KeyStore]:
+    opened = open_key_store(any_keystore_url, MasterKey.from_base64(master_text))
+    yield opened
+    opened.close()
 
 
 def keystore_of(env: dict[str, str]) -> str:

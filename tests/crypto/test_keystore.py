@@ -15,43 +15,20 @@ import pytest
 from agentlog import EncryptionError
 from agentlog.infrastructure.crypto import DataKey, MasterKey, row_context
 from agentlog.infrastructure.keystore import KeyStore, open_key_store
-from tests.conftest import PG_URL, postgres_schema
 from tests.crypto.conftest import new_master_key
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    pass
 
 CONTEXT = row_context("s", 2, "t")
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def keystore_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "memory":
-        yield "memory:"
-    elif request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'keys.db'}"
-    else:
-        for schema in postgres_schema("k_"):
-            yield f"{PG_URL}?schema={schema}"
-
-
-@pytest.fixture
-def master_text() -> str:
-    return new_master_key()
-
-
-@pytest.fixture
-def store(keystore_url: str, master_text: str) -> Iterator[KeyStore]:
-    opened = open_key_store(keystore_url, MasterKey.from_base64(master_text))
-    yield opened
-    opened.close()
 
 
 def same_key(a: DataKey, b: DataKey) -> bool:
     return b.open(CONTEXT, a.seal(CONTEXT, b"x")) == b"x"
 
 
-def test_create_read_forget(store: KeyStore) -> None:
+def test_create_read_forget(key_store: KeyStore) -> None:
+    store = key_store
     assert store.data_key("s1") is None
     created = store.data_key("s1", create=True)
     assert created is not None
@@ -73,14 +50,14 @@ def _opens(a: DataKey, b: DataKey) -> bool:
 
 
 def test_forget_reaches_a_second_handle_on_the_same_store(
-    keystore_url: str, master_text: str
+    any_keystore_url: str, master_text: str
 ) -> None:
-    if keystore_url == "memory:":
+    if any_keystore_url == "memory:":
         pytest.skip("a memory key store is one process's own")
     master = MasterKey.from_base64(master_text)
     first, second = (
-        open_key_store(keystore_url, master),
-        open_key_store(keystore_url, master),
+        open_key_store(any_keystore_url, master),
+        open_key_store(any_keystore_url, master),
     )
     try:
         assert first.data_key("s", create=True) is not None
@@ -92,22 +69,24 @@ def test_forget_reaches_a_second_handle_on_the_same_store(
 
 
 def test_a_wrong_master_key_is_refused_at_open(
-    keystore_url: str, store: KeyStore, master_text: str
+    any_keystore_url: str, key_store: KeyStore, master_text: str
 ) -> None:
-    if keystore_url == "memory:":
+    if any_keystore_url == "memory:":
         pytest.skip("a memory key store is one process's own")
     other = new_master_key()
     with pytest.raises(EncryptionError, match="does not open the key store") as caught:
-        open_key_store(keystore_url, MasterKey.from_base64(other))
+        open_key_store(any_keystore_url, MasterKey.from_base64(other))
     assert other not in str(caught.value) and master_text not in str(caught.value)
 
 
 def test_concurrent_first_use_in_threads_converges_on_one_key(
-    keystore_url: str, store: KeyStore, master_text: str
+    any_keystore_url: str, key_store: KeyStore, master_text: str
 ) -> None:
-    stores = [store]
-    if keystore_url != "memory:":
-        stores.append(open_key_store(keystore_url, MasterKey.from_base64(master_text)))
+    stores = [key_store]
+    if any_keystore_url != "memory:":
+        stores.append(
+            open_key_store(any_keystore_url, MasterKey.from_base64(master_text))
+        )
     barrier = threading.Barrier(8)
     keys: list[DataKey | None] = [None] * 8
 

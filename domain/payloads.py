@@ -561,6 +561,9 @@ class SessionHeader(_Model):
     parent_session: str | MISSING = MISSING
     seed_length: NonNegativeInt | MISSING = MISSING
     delegation_depth: NonNegativeInt | MISSING = MISSING
+    owner: str | MISSING = MISSING
+    """A tenant or user id: non-empty, no NUL or lone surrogates; inherited by
+    forks; scoped reads select by it (docs/scope.md)."""
 
 
 class SessionSummary(_Model):

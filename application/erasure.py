@@ -182,7 +182,13 @@ class SessionEraser:
                     if attempt == ERASE_ATTEMPTS - 1:
                         raise SessionNotFoundError(session_id) from None
                     continue
-            self.scrub()
+            if not self.scrub():
+                logger.warning(
+                    "erased %r, but the WAL could not be truncated (a reader holds "
+                    "an old snapshot): old page copies stay in it until the next "
+                    "checkpoint",
+                    session_id,
+                )
             self._run_hooks(erased)
             return erased
         raise AssertionError("unreachable")  # pragma: no cover

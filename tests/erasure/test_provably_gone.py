@@ -59,7 +59,7 @@ def test_sqlite_file_wal_and_shm_hold_no_marker_after_erase(tmp_path: Path) -> N
 
 
 def test_sqlite_erase_while_a_reader_holds_the_wal_reports_it(
-    tmp_path: Path,
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A reader's open snapshot keeps the WAL from being reset: the erase still
     commits (the rows are gone) and the checkpoint says it could not truncate."""
@@ -77,7 +77,9 @@ def test_sqlite_erase_while_a_reader_holds_the_wal_reports_it(
         reader.execute("SELECT count(*) FROM stored_events").fetchone()
         recorder = app.recorder
         recorder.CHECKPOINT_ATTEMPTS = 2  # type: ignore[attr-defined]
-        app.erase("secret", reason=REASON)
+        with caplog.at_level("WARNING", logger="agentlog.application.erasure"):
+            app.erase("secret", reason=REASON)
+        assert "the WAL could not be truncated" in caplog.text
         assert recorder.checkpoint() is False  # type: ignore[attr-defined]
         assert not app.is_stored("secret")
     finally:

@@ -494,3 +494,33 @@ def test_async_queries_scope_alike(world: World) -> None:
         sessions.executor.shutdown(wait=True)
 
     asyncio.run(run())
+
+
+def test_a_reader_without_views_is_scoped_alike(world: World) -> None:
+    """Mounted readers other than the store's own (no views, no index) take the
+    scan paths: the listing folds logs, lineage walks the listed corpus, search
+    scans. The scope holds on every one of them."""
+    query = SessionQuery(world.app)
+    counting = CountingReader(query.store_reader())
+    query.mount(counting)
+    reads = query.scoped(SCOPE_A)
+    results = every_listing(reads, world)
+    for name in world.names_in(SCOPE_A):
+        session_id = world.ids[name]
+        for read in TARGETED.values():
+            results.append(outcome(lambda r=read, s=session_id: r(reads, s)))  # type: ignore[misc]
+    dump = "".join(text(result) for result in results)
+    assert sorted(s for s in world.secrets_outside(SCOPE_A) if s in dump) == []
+    assert {str(r.header["id"]) for r in reads.list_sessions()} == world.ids_in(SCOPE_A)
+    assert {i.id for i in reads.list_summaries(100).items} == world.ids_in(SCOPE_A)
+    trace = reads.trace_session(world.ids["a-root"])
+    assert [n.session.header["id"] for n in trace.descendants] == [world.ids["a-fork"]]
+    assert counting.lists > 0
+    loads = counting.loads
+    for name in sorted(set(world.ids) - world.names_in(SCOPE_A)):
+        session_id = world.ids[name]
+        found = outcome(lambda s=session_id: reads.read_surface(s))  # type: ignore[misc]
+        assert same_but_for_the_id(
+            found, session_id, outcome(lambda: reads.read_surface(NEVER)), NEVER
+        )
+    assert counting.loads == loads  # no outside log was ever loaded

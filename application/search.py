@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
+from agentlog.application.query_models import headers_conflict
 from agentlog.application.search_index import (
     IndexedDocument,
     IndexQuery,
@@ -52,7 +53,7 @@ from agentlog.domain.search_text import SearchDocument, document_text, normalize
 from agentlog.domain.title import fold_session_title
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Sequence
+    from collections.abc import Collection, Mapping, Sequence
 
     from agentlog.application.query import SessionQuery
     from agentlog.application.query_models import (
@@ -91,7 +92,13 @@ def _in_range(value: Any, low: Any, high: Any) -> bool:
 
 def session_matches(record: SessionRecord, wanted: SessionFilter) -> bool:
     """Every field of the filter holds (a list: any of its values)."""
-    header = record.header
+    return header_matches(record.header, wanted, record.live, record.persisted)
+
+
+def header_matches(
+    header: Mapping[str, Any], wanted: SessionFilter, live: bool, persisted: bool
+) -> bool:
+    """``session_matches`` on a header and its availability (no record built)."""
     checks = (
         wanted.ids is None or header.get("id") in wanted.ids,
         wanted.cwd is None or header.get("cwd") in wanted.cwd,
@@ -99,8 +106,8 @@ def session_matches(record: SessionRecord, wanted: SessionFilter) -> bool:
         wanted.parent is None or header.get("parentSession") in wanted.parent,
         _in_range(header.get("createdAt"), wanted.created_from, wanted.created_to),
         wanted.availability is None
-        or ("live" in wanted.availability and record.live)
-        or ("persisted" in wanted.availability and record.persisted),
+        or ("live" in wanted.availability and live)
+        or ("persisted" in wanted.availability and persisted),
     )
     return all(checks)
 
@@ -277,8 +284,7 @@ class ContentSearch:
         allowed = None
         if index is None or sessions != SessionFilter():
             # Without a session filter the index alone says which sessions match.
-            records = self.filter_sessions(sessions)
-            allowed = {str(record.header.get("id")) for record in records}
+            allowed = self._allowed(sessions)
         if index is None:
             scanned = allowed or set()
             best = self._scanned_best(scanned, phrase, wanted, after)
@@ -300,6 +306,26 @@ class ContentSearch:
         )
 
     # ---------------------------------------------------------- sources
+
+    def _allowed(self, wanted: SessionFilter) -> set[str]:
+        """The ids ``filter_sessions`` would return, from the listed headers
+        and the live handles as they are (no records built, no order)."""
+        query = self.query
+        reader = query.persistence
+        listed = query._listed(reader) if reader is not None else {}
+        live = {handle.id: handle.header for handle in query.app.live_sessions()}
+        allowed = {
+            key
+            for key, header in listed.items()
+            if key not in live and header_matches(header, wanted, False, True)
+        }
+        for key, header in live.items():
+            stored = listed.get(key)
+            if stored is not None and headers_conflict(header, stored):
+                raise SessionQueryError.source_conflict(key)
+            if header_matches(header, wanted, True, stored is not None):
+                allowed.add(key)
+        return allowed
 
     def _index(self) -> SearchIndex | None:
         """The store's search index, caught up; ``None``: scan instead."""

@@ -236,7 +236,10 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         if not test:
             pass
         elif ids is not None:
-            where.append(SQL("id = ANY(%s)"))
+            # A join on the ids (the primary key), then a sort: "id = ANY(array)"
+            # lets the planner walk the order index testing each row against
+            # the whole array (600 ms for 7,669 ids at 1,000,000 documents).
+            where.append(SQL("id IN (SELECT unnest(%s::bigint[]))"))
             params.append(list(ids))
         else:
             where.append(SQL("tsv @@ {0}").format(_QUERY))
@@ -339,10 +342,10 @@ def _filters(query: IndexQuery, params: list[Any]) -> list[Composable]:
         where.append(SQL("id <= %s"))
         params.append(query.snapshot)
     if query.sessions is not None:
-        where.append(SQL("session_id = ANY(%s)"))
+        where.append(SQL("session_id IN (SELECT unnest(%s::bytea[]))"))
         params.append([encode_text(s) for s in query.sessions])
     if query.excluded:
-        where.append(SQL("NOT session_id = ANY(%s)"))
+        where.append(SQL("NOT session_id IN (SELECT unnest(%s::bytea[]))"))
         params.append([encode_text(s) for s in query.excluded])
     return where
 

@@ -55,13 +55,14 @@ from agentlog.domain.errors import (
 )
 from agentlog.domain.events import Erased, SessionEvent
 from agentlog.domain.fork import resolve_fork_boundary
-from agentlog.domain.header import check_format_version
+from agentlog.domain.header import check_format_version, is_storable_text
 from agentlog.domain.json import loads
 from agentlog.domain.session import (
     Clock,
     Session,
     SessionCreated,
     SessionSnapshot,
+    check_known_session_id,
     check_session_id,
     make_header,
     now_ms,
@@ -464,7 +465,7 @@ class Sessions(Application[str]):
         closers of docs/repair.md appended and saved exactly once. A session
         already live in this process is returned as is (never repaired).
         """
-        check_session_id(session_id)
+        check_known_session_id(session_id)
         with self._mutex:
             handle = self._live.get(session_id)
             if handle is not None and not handle.stale:
@@ -516,7 +517,10 @@ class Sessions(Application[str]):
         raise :class:`SessionConflictError`; :meth:`run_with_retry` re-runs the
         whole block.
         """
-        check_session_id(session_id)
+        if create:
+            check_session_id(session_id)
+        else:
+            check_known_session_id(session_id)
         holder = thread_owner()
         wait = self.command_timeout if timeout is None else timeout
         with self.holding(session_id, holder, wait) as depth:
@@ -726,7 +730,7 @@ class Sessions(Application[str]):
 
     def repair(self, session_id: str) -> list[Envelope]:
         """Close an open stored turn now (what ``get_session`` does on take-over)."""
-        check_session_id(session_id)
+        check_known_session_id(session_id)
         live = self._live.get(session_id)
         if live is not None and not live.stale:
             return []
@@ -740,7 +744,7 @@ class Sessions(Application[str]):
 
     def load_aggregate(self, session_id: str) -> Session:
         """The stored session's decision state: latest snapshot plus the tail."""
-        check_session_id(session_id)
+        check_known_session_id(session_id)
         try:
             with store_errors():
                 aggregate = self.repository.get(
@@ -1002,7 +1006,7 @@ class Sessions(Application[str]):
         if child_session_id is not None:
             check_session_id(child_session_id)
         if not isinstance(source, SessionHandle):
-            check_session_id(source)
+            check_known_session_id(source)
         if child_session_id is not None and (
             child_session_id in self._live or self.is_stored(child_session_id)
         ):
@@ -1076,11 +1080,13 @@ class Sessions(Application[str]):
     def is_stored(self, session_id: str) -> bool:
         """Whether the store holds this session (at least its first flushed batch)."""
         check_session_id(session_id)
+        if not is_storable_text(session_id):
+            return False
         with store_errors():
             return bool(self.recorder.select_events(session_id, lte=1, limit=1))
 
     def stored_header(self, session_id: str) -> dict[str, Any]:
-        check_session_id(session_id)
+        check_known_session_id(session_id)
         with store_errors():
             return self.stored_log.header(session_id)
 
@@ -1095,6 +1101,8 @@ class Sessions(Application[str]):
     def is_erased(self, session_id: str) -> bool:
         """Whether the session's stream holds a tombstone (docs/erasure.md)."""
         check_session_id(session_id)
+        if not is_storable_text(session_id):
+            return False
         with store_errors():
             rows = self.recorder.select_events(session_id, desc=True, limit=1)
         return bool(rows) and rows[0].topic == Erased.TOPIC
@@ -1151,7 +1159,7 @@ class Sessions(Application[str]):
 
     def header(self, session_id: str) -> dict[str, Any]:
         """The session's header (live first, then stored), as a fresh copy."""
-        check_session_id(session_id)
+        check_known_session_id(session_id)
         live = self._live.get(session_id)
         if live is not None:
             return live.header
@@ -1170,7 +1178,7 @@ class Sessions(Application[str]):
         A live session's unflushed events are included. Every call returns fresh
         copies; reading never writes.
         """
-        check_session_id(session_id)
+        check_known_session_id(session_id)
         _check_count("after", after, minimum=-1)
         _check_count("limit", limit, minimum=0)
         start = 0 if after is None else after + 1
@@ -1213,7 +1221,7 @@ class Sessions(Application[str]):
         :class:`~agentlog.application.history.MessageHistory` for what is read
         and cached.
         """
-        check_session_id(session_id)
+        check_known_session_id(session_id)
         _check_count("last", last, minimum=0)
         live = self._live.get(session_id)
         aggregate = (

@@ -26,6 +26,7 @@ from agentlog.domain.errors import (
     NonJsonDataError,
     SeedError,
     SessionError,
+    SessionNotFoundError,
     SurfaceError,
 )
 from agentlog.domain.events import Erased, SessionEvent, build_event
@@ -140,6 +141,18 @@ def check_new_session_id(session_id: object) -> None:
     check_session_id(session_id)
     if not is_storable_text(str(session_id)):
         raise SessionError("session id must not contain NUL or lone surrogates")
+
+
+def check_known_session_id(session_id: object) -> None:
+    """An id to read: a session id that some store could hold.
+
+    An id no store can hold (NUL, a lone surrogate) was never stored, so reading
+    it is :class:`SessionNotFoundError`, as for any missing id, on every backend
+    (SQLite would fail to encode it, PostgreSQL to send it).
+    """
+    check_session_id(session_id)
+    if not is_storable_text(str(session_id)):
+        raise SessionNotFoundError(str(session_id))
 
 
 def header_line(header: Mapping[str, Any]) -> dict[str, Any]:

@@ -11,11 +11,13 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentlog.application import SessionQuery, Sessions
 from agentlog.application.catch_up import views_of
+from agentlog.domain.errors import SessionNotFoundError, SessionQueryError
 from agentlog.domain.json import dumps, loads
 from agentlog.infrastructure.formats.jsonl import export_session, import_log
 from tests.query.support import CountingReader, session
@@ -159,3 +161,30 @@ def test_20000_deep_data_serialises_through_every_output(app: Sessions) -> None:
     assert dumps(out["event"]["events"][3]["data"]["extra"]) == expected
     assert dumps(out["surface"]["events"][1]["data"]["extra"]) == expected
     assert dumps(loads(dumps(out))) == dumps(out)
+
+
+def test_an_id_no_store_can_hold_reads_as_missing(app: Sessions) -> None:
+    # NUL and lone surrogates cannot be sent to SQLite or PostgreSQL as text;
+    # such an id was never stored, so every read says "not found", typed.
+    for bad in ("\udfff", "a\x00b", "\ud83d!"):
+        assert app.is_stored(bad) is False
+        assert app.is_erased(bad) is False
+        for read in (
+            app.get_session,
+            app.read_events,
+            app.header,
+            app.messages,
+            app.repair,
+            app.stored_header,
+        ):
+            with pytest.raises(SessionNotFoundError, match="not found"):
+                read(bad)
+        with pytest.raises(SessionNotFoundError), app.command(bad):
+            pass
+        with pytest.raises(SessionNotFoundError):
+            app.fork(bad)
+        query = SessionQuery(app)
+        for query_read in (query.read_surface, query.list_events, query.trace_session):
+            with pytest.raises(SessionQueryError) as caught:
+                query_read(bad)
+            assert caught.value.code == "SESSION_QUERY_SESSION_NOT_FOUND"

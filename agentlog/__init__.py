@@ -13,6 +13,12 @@ from __future__ import annotations
 
 from agentlog.application.async_sessions import AsyncSessionQuery, AsyncSessions
 from agentlog.application.handle import SessionHandle
+from agentlog.application.model_tools import (
+    ModelTools,
+    ToolResult,
+    anthropic_tools,
+    openai_tools,
+)
 from agentlog.application.query import SessionQuery
 from agentlog.application.scope import Scope, ScopedSessionQuery
 from agentlog.application.search_models import EventFilter, SessionFilter
@@ -67,6 +73,7 @@ __all__ = [
     "LineageCycleError",
     "LogImportError",
     "ModelToolError",
+    "ModelTools",
     "NonJsonDataError",
     "PayloadError",
     "PersistenceError",
@@ -99,9 +106,12 @@ __all__ = [
     "TitleEventError",
     "TitleProvider",
     "TitleRequest",
+    "ToolResult",
     "UnsupportedSessionFormatError",
+    "anthropic_tools",
     "export_session",
     "import_log",
     "mask_url",
     "open_sessions",
+    "openai_tools",
 ]

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
     from agentlog.domain.json import Envelope
 
+VERSION_MAX = 2**63 - 1
+"""The largest stored version a store's signed 64-bit column can bind."""
+
 
 class StoredLog:
     """Reads an application's stored sessions, decoding rows with its mapper.
@@ -69,10 +72,12 @@ class StoredLog:
         """
         if last is not None and last < start:
             return []
+        # Event seq n is stored at version n + 2; a bound past the largest
+        # version a store can hold (a signed 64-bit column) selects nothing more.
         rows = self.recorder.select_events(
             session_id,
-            gt=start + 1,
-            lte=None if last is None else last + 2,
+            gt=min(start + 1, VERSION_MAX),
+            lte=None if last is None else min(last + 2, VERSION_MAX),
             limit=limit,
         )
         events = []

@@ -324,3 +324,26 @@ def test_an_erased_session_reads_as_never_existing(
     )
     plan = tools.call("session_trace", {"session_id": corpus.plan}).text
     assert corpus.fork not in plan
+
+
+def test_the_largest_seq_reads_as_no_event(tools: ModelTools) -> None:
+    largest = 2**63 - 1
+    for name, extra in (
+        ("session_event_read", {"before": 50, "after": 50}),
+        ("session_event_read", {}),
+        ("session_event_trace", {}),
+    ):
+        result = tools.call(name, {"session_id": "plan", "seq": largest, **extra})
+        assert result.text == f'session "plan" has no event at seq {largest}', name
+
+
+def test_the_query_reads_a_window_at_the_largest_seq(
+    app: Sessions, corpus: Corpus
+) -> None:
+    from agentlog.application.query import SessionQuery
+
+    largest = 2**63 - 1
+    for before, after in ((0, 0), (50, 50), (0, 50)):
+        with pytest.raises(SessionQueryError) as caught:
+            SessionQuery(app).read_event(corpus.plan, largest, before, after)
+        assert caught.value.code == SessionQueryError.EVENT_NOT_FOUND

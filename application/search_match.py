@@ -100,6 +100,21 @@ def time_key(time: Any) -> float:
     return -moment if math.isfinite(moment) else 0.0
 
 
+def seq_bound(seq: int) -> int:
+    """A filter's seq bound as a 64-bit integer column compares it (stored seqs
+    fit in 64 bits, so clamping changes no answer)."""
+    return min(max(seq, SEQ_MIN), SEQ_MAX)
+
+
+def time_bound(time: float) -> float:
+    """A filter's time bound as the stored float column compares it: beyond
+    every float, infinite (the database cannot bind a larger integer)."""
+    try:
+        return float(time)
+    except OverflowError:
+        return math.inf if time > 0 else -math.inf
+
+
 def order_key(document_tokens: int, time: Any, session_id: str, seq: int) -> OrderKey:
     """Fewer document tokens, newer event, session id ascending, higher seq."""
     return (document_tokens, time_key(time), session_id, -seq)

@@ -30,7 +30,12 @@ from agentlog.application.search_index import (
     SearchState,
     SearchView,
 )
-from agentlog.application.search_match import session_bound, time_key
+from agentlog.application.search_match import (
+    seq_bound,
+    session_bound,
+    time_bound,
+    time_key,
+)
 from agentlog.domain.search_text import tokens
 from agentlog.infrastructure.views import decode_text, encode_text, write_tracked
 from agentlog.infrastructure.views.postgres import PostgresView
@@ -320,18 +325,18 @@ def _filters(query: IndexQuery, params: list[Any]) -> list[Composable]:
     where: list[Composable] = []
     if wanted.seq_from is not None:
         where.append(SQL("neg_seq <= %s"))
-        params.append(-wanted.seq_from)
+        params.append(seq_bound(-wanted.seq_from))
     if wanted.seq_to is not None:
         where.append(SQL("neg_seq >= %s"))
-        params.append(-wanted.seq_to)
+        params.append(seq_bound(-wanted.seq_to))
     if wanted.time_from is not None or wanted.time_to is not None:
         where.append(SQL("timed"))
     if wanted.time_from is not None:
         where.append(SQL("-neg_time >= %s"))
-        params.append(wanted.time_from)
+        params.append(time_bound(wanted.time_from))
     if wanted.time_to is not None:
         where.append(SQL("-neg_time <= %s"))
-        params.append(wanted.time_to)
+        params.append(time_bound(wanted.time_to))
     if wanted.types is not None:
         where.append(SQL("type = ANY(%s)"))
         params.append([encode_text(kind) for kind in wanted.types])

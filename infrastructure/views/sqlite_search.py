@@ -37,7 +37,9 @@ from agentlog.application.search_index import (
 )
 from agentlog.application.search_match import (
     OrderKey,
+    seq_bound,
     session_bound,
+    time_bound,
     time_key,
     token_count,
 )
@@ -364,18 +366,18 @@ def _filters(query: IndexQuery, params: list[Any]) -> list[str]:
     where: list[str] = []
     if wanted.seq_from is not None:
         where.append("d.neg_seq <= ?")
-        params.append(-wanted.seq_from)
+        params.append(seq_bound(-wanted.seq_from))
     if wanted.seq_to is not None:
         where.append("d.neg_seq >= ?")
-        params.append(-wanted.seq_to)
+        params.append(seq_bound(-wanted.seq_to))
     if wanted.time_from is not None or wanted.time_to is not None:
         where.append("d.timed")
     if wanted.time_from is not None:
         where.append("-d.neg_time >= ?")
-        params.append(wanted.time_from)
+        params.append(time_bound(wanted.time_from))
     if wanted.time_to is not None:
         where.append("-d.neg_time <= ?")
-        params.append(wanted.time_to)
+        params.append(time_bound(wanted.time_to))
     if wanted.types is not None:
         marks = ", ".join("?" for _ in wanted.types)
         where.append(f"d.type IN ({marks})")

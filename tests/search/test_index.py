@@ -438,3 +438,41 @@ def test_a_changed_extractor_marks_the_index_stale_then_rebuilds(
     assert not view.stale()
     view.fts_integrity()
     assert view.fts_rows() == len(view.documents()) == 2
+
+
+@pytest.mark.parametrize("path", ["walk", "ids"])
+def test_filter_bounds_past_64_bits_answer_as_the_scan(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    """A seq or time bound no database integer holds filters as the scan does
+    (was 'session persistence listing failed: Python int too large to convert to
+    SQLite INTEGER' from `agentlog search --since 99999999999999999999999999`)."""
+    corpus(app, sessions=4)
+    indexed = SessionQuery(app)
+    scanned = SessionQuery(app, persistence=CountingReader(indexed.store_reader()))
+    force(monkeypatch, path)
+    huge = 10**30
+    for wanted in (
+        EventFilter(time_from=huge),
+        EventFilter(time_to=huge),
+        EventFilter(time_from=-huge),
+        EventFilter(time_to=-(10**400)),
+        EventFilter(seq_from=huge),
+        EventFilter(seq_from=-huge),
+        EventFilter(seq_to=huge),
+        EventFilter(seq_to=-huge),
+    ):
+        expected = pages(
+            lambda **o: scanned.search_sessions("alpha", **o), event_filter=wanted
+        )
+        got = pages(
+            lambda **o: indexed.search_sessions("alpha", **o), event_filter=wanted
+        )
+        assert got == expected, wanted
+        expected = pages(
+            lambda **o: scanned.search_events("s01", "alpha", **o), event_filter=wanted
+        )
+        got = pages(
+            lambda **o: indexed.search_events("s01", "alpha", **o), event_filter=wanted
+        )
+        assert got == expected, wanted

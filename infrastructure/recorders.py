@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from eventsourcing.persistence import ApplicationRecorder, Notification, StoredEvent
@@ -67,24 +68,31 @@ def first_versions(stored_events: Sequence[StoredEvent]) -> dict[str, int]:
     return firsts
 
 
+Row = tuple[int, str]
+"""``(version, topic)`` of one stored row."""
+
+
 def check_continues(
     session_id: str,
     first: int,
-    below: tuple[int, str] | None,
-    top: tuple[int, str] | None,
+    row_at: Callable[[int], Row | None],
+    top: Callable[[], Row | None],
 ) -> None:
     """The guard every stream write passes: it must not write to an erased stream.
 
-    ``below`` is the stored row at ``first - 1`` (``None``: none); ``top`` the
-    stream's highest stored row, read when ``below`` does not settle it (a new
-    stream, or a row missing below). An erased stream holds only its tombstone,
-    at its highest version, so a stale writer whatever version it meant to write
-    finds either no row below (read ``top``: the tombstone) or the tombstone
-    itself (docs/erasure.md). Other gaps are the library's business, as before.
+    ``row_at(version)`` reads the stored row at a version (``None``: none),
+    ``top()`` the stream's highest stored row. The row at ``first - 1`` settles
+    it when there is one; otherwise (a new stream, or a row missing below) the
+    top row does. An erased stream holds only its tombstone, at its highest
+    version, so a stale writer whatever version it meant to write finds either
+    no row below (read ``top``: the tombstone) or the tombstone itself
+    (docs/erasure.md). Other gaps are the library's business, as before.
     """
-    for row in (below, top):
-        if row is not None and row[1] == ERASED_TOPIC:
-            raise SessionErasedError(session_id)
+    row = row_at(first - 1) if first > 1 else None
+    if row is None:
+        row = top()
+    if row is not None and row[1] == ERASED_TOPIC:
+        raise SessionErasedError(session_id)
 
 
 class StreamWrites(ApplicationRecorder):
@@ -237,25 +245,21 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
         return ids
 
     def _check_continues(self, c: SQLiteCursor, session_id: str, first: int) -> None:
-        table = self.events_table_name
-        below = top = None
-        if first > 1:
+        def row(where: str, *params: int) -> Row | None:
             c.execute(
-                f"SELECT originator_version, topic FROM {table} "
-                "WHERE originator_id = ? AND originator_version = ?",
-                (session_id, first - 1),
+                "SELECT originator_version, topic FROM "
+                f"{self.events_table_name} WHERE originator_id = ? {where}",
+                (session_id, *params),
             )
-            row = c.fetchone()
-            below = None if row is None else (row[0], row[1])
-        if first == 1 or below is None or below[1] == ERASED_TOPIC:
-            c.execute(
-                f"SELECT originator_version, topic FROM {table} "
-                "WHERE originator_id = ? ORDER BY originator_version DESC LIMIT 1",
-                (session_id,),
-            )
-            row = c.fetchone()
-            top = None if row is None else (row[0], row[1])
-        check_continues(session_id, first, below, top)
+            found = c.fetchone()
+            return None if found is None else (found[0], found[1])
+
+        check_continues(
+            session_id,
+            first,
+            lambda version: row("AND originator_version = ?", version),
+            lambda: row("ORDER BY originator_version DESC LIMIT 1"),
+        )
 
     def erase_streams(
         self,
@@ -411,28 +415,25 @@ class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
         )
 
     def _check_continues(self, probe: Cursor[Any], session_id: str, first: int) -> None:
-        below = top = None
-        if first > 1:
+        def row(where: str, *params: int) -> Row | None:
             probe.execute(
                 SQL(
                     "SELECT originator_version, topic FROM {0} "
-                    "WHERE originator_id = %s AND originator_version = %s"
+                    "WHERE originator_id = %s " + where
                 ).format(self._events_table),
-                (session_id, first - 1),
+                (session_id, *params),
             )
-            row = probe.fetchone()
-            below = None if row is None else (row["originator_version"], row["topic"])
-        if first == 1 or below is None or below[1] == ERASED_TOPIC:
-            probe.execute(
-                SQL(
-                    "SELECT originator_version, topic FROM {0} WHERE originator_id = "
-                    "%s ORDER BY originator_version DESC LIMIT 1"
-                ).format(self._events_table),
-                (session_id,),
+            found = probe.fetchone()
+            return (
+                None if found is None else (found["originator_version"], found["topic"])
             )
-            row = probe.fetchone()
-            top = None if row is None else (row["originator_version"], row["topic"])
-        check_continues(session_id, first, below, top)
+
+        check_continues(
+            session_id,
+            first,
+            lambda version: row("AND originator_version = %s", version),
+            lambda: row("ORDER BY originator_version DESC LIMIT 1"),
+        )
 
     def erase_streams(
         self,
@@ -486,11 +487,17 @@ class POPOSessionRecorder(POPOApplicationRecorder):
         super()._assert_uniqueness(stored_events, **kwargs)
         for session_id, first in first_versions(stored_events).items():
             index = self._stored_events_index.get(session_id) or {}
-            below = self._row(index, first - 1)
-            top = self._row(index, next(reversed(index), 0)) if index else None
-            check_continues(session_id, first, below, top)
+            check_continues(
+                session_id,
+                first,
+                partial(self._row, index),
+                partial(self._top, index),
+            )
 
-    def _row(self, index: dict[int, int], version: int) -> tuple[int, str] | None:
+    def _top(self, index: dict[int, int]) -> Row | None:
+        return self._row(index, next(reversed(index), 0))
+
+    def _row(self, index: dict[int, int], version: int) -> Row | None:
         position = index.get(version)
         if position is None:
             return None

@@ -19,9 +19,7 @@ from agentlog.application.catch_up import ViewClasses
 from agentlog.application.projections import (
     VIEW_TRACKING_TABLE,
     LineageView,
-    ListingView,
     TitleView,
-    View,
 )
 from agentlog.application.view_rows import (
     LineageRow,
@@ -36,8 +34,8 @@ from agentlog.infrastructure.views import (
     decode_column,
     encode_column,
     encode_text,
-    write_tracked,
 )
+from agentlog.infrastructure.views.sql import SQLListingView, SQLView
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -46,14 +44,13 @@ if TYPE_CHECKING:
     from psycopg import Cursor
     from psycopg.rows import DictRow
 
-    from agentlog.application.projections import Merge
     from agentlog.application.scope import Scope
 
 TRow = TypeVar("TRow")
 PG_TYPES = {"text": "bytea", "int": "bigint", "number": "numeric", "json": "bytea"}
 
 
-class PostgresView(PostgresTrackingRecorder, View[TRow], Generic[TRow]):
+class PostgresView(PostgresTrackingRecorder, SQLView[TRow], Generic[TRow]):
     """A keyed table; created with the library's tracking table."""
 
     def __init__(self, datastore: PostgresDatastore, **kwargs: Any) -> None:
@@ -136,41 +133,14 @@ class PostgresView(PostgresTrackingRecorder, View[TRow], Generic[TRow]):
         rows = self._fetch(curs, sql, ([encode_text(key) for key in keys],))
         return {row.session_id: row for row in rows}  # type: ignore[attr-defined]
 
-    def save(
-        self,
-        keys: Collection[str],
-        merge: Merge[TRow],
-        tracking: Tracking,
-        purge: Collection[str] = (),
-    ) -> bool:
-        def write(curs: Cursor[DictRow]) -> None:
-            changed = merge(self._select(curs, keys))
-            if changed:
-                curs.executemany(self._upsert_sql, [self._encode(r) for r in changed])
-            self.purge(purge, curs)
-
-        return write_tracked(self, tracking, write)
-
-    def purge(self, session_ids: Collection[str], cursor: Any = None) -> None:
-        if not session_ids:
-            return
-        if cursor is None:
-            with self.datastore.transaction(commit=True) as curs:
-                self.purge(session_ids, curs)
-            return
-        cursor.execute(
+    def _delete(self, curs: Cursor[DictRow], session_ids: Collection[str]) -> None:
+        curs.execute(
             SQL("DELETE FROM {0} WHERE session_id = ANY(%s)").format(self._table),
             ([encode_text(key) for key in session_ids],),
         )
 
-    def select_rows(self, keys: Collection[str]) -> dict[str, TRow]:
-        with self.datastore.transaction(commit=False) as curs:
-            return self._select(curs, keys)
-
     def select_all(self) -> list[TRow]:
-        sql = self._select_sql + SQL("ORDER BY session_id")
-        with self.datastore.transaction(commit=False) as curs:
-            return self._fetch(curs, sql, ())
+        return self._read(self._select_sql + SQL("ORDER BY session_id"), ())
 
     def clear(self, application_name: str) -> None:
         with self.datastore.transaction(commit=True) as curs:
@@ -196,7 +166,7 @@ def _scoped(scope: Scope | None) -> tuple[Composed, list[Any]]:
     return SQL("").join(parts), params
 
 
-class PostgresListingView(PostgresView[ListingRow], ListingView):
+class PostgresListingView(PostgresView[ListingRow], SQLListingView):
     """The listing, indexed for newest-first keyset paging, overall and per
     ``(cwd, owner)`` and ``owner`` (scoped listings, docs/scope.md)."""
 
@@ -234,17 +204,6 @@ class PostgresListingView(PostgresView[ListingRow], ListingView):
         params.append(limit)
         return sql, params
 
-    def select_page(
-        self,
-        *,
-        limit: int,
-        after: tuple[Number, str] | None = None,
-        scope: Scope | None = None,
-    ) -> list[ListingRow]:
-        sql, params = self.page_query(limit=limit, after=after, scope=scope)
-        with self.datastore.transaction(commit=False) as curs:
-            return self._fetch(curs, sql, params)
-
     def select_headers(self, *, scope: Scope | None = None) -> list[dict[str, Any]]:
         where, params = _scoped(scope)
         sql = SQL("SELECT header FROM {0} WHERE header IS NOT NULL ").format(
@@ -273,8 +232,7 @@ class PostgresLineageView(PostgresView[LineageRow], LineageView):
 
     def select_children(self, parent_id: str) -> list[LineageRow]:
         sql = self._select_sql + SQL("WHERE parent_session = %s")
-        with self.datastore.transaction(commit=False) as curs:
-            return self._fetch(curs, sql, (encode_text(parent_id),))
+        return self._read(sql, (encode_text(parent_id),))
 
     # UNION (not UNION ALL) drops revisited ids, so a cycle ends the recursion.
     def select_subtree(self, session_id: str) -> list[LineageRow]:
@@ -283,9 +241,8 @@ class PostgresLineageView(PostgresView[LineageRow], LineageView):
             "SELECT l.session_id FROM {0} l JOIN below ON l.parent_session = below.id) "
             "{1}WHERE session_id IN (SELECT id FROM below) AND session_id != %s"
         ).format(self._table, self._select_sql)
-        with self.datastore.transaction(commit=False) as curs:
-            key = encode_text(session_id)
-            return self._fetch(curs, sql, (key, key))
+        key = encode_text(session_id)
+        return self._read(sql, (key, key))
 
     def select_ancestry(self, session_id: str) -> list[LineageRow]:
         sql = SQL(
@@ -294,8 +251,7 @@ class PostgresLineageView(PostgresView[LineageRow], LineageView):
             "WHERE l.parent_session IS NOT NULL) "
             "{1}WHERE session_id IN (SELECT id FROM above)"
         ).format(self._table, self._select_sql)
-        with self.datastore.transaction(commit=False) as curs:
-            return self._fetch(curs, sql, (encode_text(session_id),))
+        return self._read(sql, (encode_text(session_id),))
 
 
 VIEW_CLASSES = ViewClasses(

@@ -13,7 +13,7 @@ from eventsourcing.persistence import Tracking
 from eventsourcing.sqlite import SQLiteCursor, SQLiteTrackingRecorder
 
 from agentlog.application.catch_up import ViewClasses
-from agentlog.application.projections import LineageView, ListingView, TitleView, View
+from agentlog.application.projections import LineageView, TitleView
 from agentlog.application.view_rows import (
     LineageRow,
     ListingRow,
@@ -27,15 +27,14 @@ from agentlog.infrastructure.views import (
     decode_column,
     encode_column,
     encode_text,
-    write_tracked,
 )
+from agentlog.infrastructure.views.sql import SQLListingView, SQLView
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
 
     from eventsourcing.sqlite import SQLiteDatastore
 
-    from agentlog.application.projections import Merge
     from agentlog.application.scope import Scope
 
 TRow = TypeVar("TRow")
@@ -43,7 +42,7 @@ SQLITE_TYPES = {"text": "BLOB", "int": "INTEGER", "number": "NUMERIC", "json": "
 CHUNK = 500
 
 
-class SQLiteView(SQLiteTrackingRecorder, View[TRow], Generic[TRow]):
+class SQLiteView(SQLiteTrackingRecorder, SQLView[TRow], Generic[TRow]):
     """A keyed table; the library's ``tracking`` table holds one row per view."""
 
     index_columns: tuple[str, ...] = ()
@@ -117,41 +116,17 @@ class SQLiteView(SQLiteTrackingRecorder, View[TRow], Generic[TRow]):
                 found[row.session_id] = row  # type: ignore[attr-defined]
         return found
 
-    def save(
-        self,
-        keys: Collection[str],
-        merge: Merge[TRow],
-        tracking: Tracking,
-        purge: Collection[str] = (),
-    ) -> bool:
-        def write(c: SQLiteCursor) -> None:
-            changed = merge(self._select(c, keys))
-            if changed:
-                c.executemany(self._upsert_sql, [self._encode(r) for r in changed])
-            self.purge(purge, c)
-
-        return write_tracked(self, tracking, write)
-
-    def purge(self, session_ids: Collection[str], cursor: Any = None) -> None:
-        if cursor is None:
-            with self.datastore.transaction(commit=True) as c:
-                self.purge(session_ids, c)
-            return
+    def _delete(self, c: SQLiteCursor, session_ids: Collection[str]) -> None:
         ordered = sorted(session_ids)
         for i in range(0, len(ordered), CHUNK):
             chunk = [encode_text(key) for key in ordered[i : i + CHUNK]]
             marks = ", ".join("?" for _ in chunk)
-            cursor.execute(
+            c.execute(
                 f"DELETE FROM {self.table_name} WHERE session_id IN ({marks})", chunk
             )
 
-    def select_rows(self, keys: Collection[str]) -> dict[str, TRow]:
-        with self.datastore.transaction(commit=False) as c:
-            return self._select(c, keys)
-
     def select_all(self) -> list[TRow]:
-        with self.datastore.transaction(commit=False) as c:
-            return self._fetch(c, self._select_sql + "ORDER BY session_id", ())
+        return self._read(self._select_sql + "ORDER BY session_id", ())
 
     def clear(self, application_name: str) -> None:
         with self.datastore.transaction(commit=True) as c:
@@ -174,7 +149,7 @@ def _scoped(scope: Scope | None) -> tuple[str, list[Any]]:
     return sql, params
 
 
-class SQLiteListingView(SQLiteView[ListingRow], ListingView):
+class SQLiteListingView(SQLiteView[ListingRow], SQLListingView):
     """The listing, indexed for newest-first keyset paging, overall and per
     ``(cwd, owner)`` and ``owner`` (scoped listings, docs/scope.md)."""
 
@@ -207,17 +182,6 @@ class SQLiteListingView(SQLiteView[ListingRow], ListingView):
         params.append(limit)
         return sql, params
 
-    def select_page(
-        self,
-        *,
-        limit: int,
-        after: tuple[Number, str] | None = None,
-        scope: Scope | None = None,
-    ) -> list[ListingRow]:
-        sql, params = self.page_query(limit=limit, after=after, scope=scope)
-        with self.datastore.transaction(commit=False) as c:
-            return self._fetch(c, sql, params)
-
     def select_headers(self, *, scope: Scope | None = None) -> list[dict[str, Any]]:
         where, params = _scoped(scope)
         sql = f"SELECT header FROM {self.table_name} WHERE header IS NOT NULL {where}"
@@ -241,8 +205,7 @@ class SQLiteLineageView(SQLiteView[LineageRow], LineageView):
 
     def select_children(self, parent_id: str) -> list[LineageRow]:
         sql = self._select_sql + "WHERE parent_session = ?"
-        with self.datastore.transaction(commit=False) as c:
-            return self._fetch(c, sql, (encode_text(parent_id),))
+        return self._read(sql, (encode_text(parent_id),))
 
     # UNION (not UNION ALL) drops revisited ids, so a cycle ends the recursion.
     def select_subtree(self, session_id: str) -> list[LineageRow]:
@@ -253,9 +216,8 @@ class SQLiteLineageView(SQLiteView[LineageRow], LineageView):
             f"{self._select_sql}WHERE session_id IN (SELECT id FROM below) "
             f"AND session_id != ?"
         )
-        with self.datastore.transaction(commit=False) as c:
-            key = encode_text(session_id)
-            return self._fetch(c, sql, (key, key))
+        key = encode_text(session_id)
+        return self._read(sql, (key, key))
 
     def select_ancestry(self, session_id: str) -> list[LineageRow]:
         sql = (
@@ -265,8 +227,7 @@ class SQLiteLineageView(SQLiteView[LineageRow], LineageView):
             f"WHERE l.parent_session IS NOT NULL) "
             f"{self._select_sql}WHERE session_id IN (SELECT id FROM above)"
         )
-        with self.datastore.transaction(commit=False) as c:
-            return self._fetch(c, sql, (encode_text(session_id),))
+        return self._read(sql, (encode_text(session_id),))
 
 
 VIEW_CLASSES = ViewClasses(

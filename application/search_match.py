@@ -191,8 +191,10 @@ def decode_cursor(cursor: object, print_: str) -> Cursor:
         raise SessionQueryError.invalid_cursor()
     _, length, moment, session_id, seq, snapshot = value
     if (
-        (snapshot is not None and type(snapshot) is not int)
+        (snapshot is not None and (type(snapshot) is not int or snapshot < 0))
+        or (snapshot is not None and snapshot > SEQ_MAX)
         or type(length) is not int
+        or not 0 <= length <= SEQ_MAX
         or type(moment) not in (int, float)
         or type(session_id) is not str
         or type(seq) is not int

@@ -144,6 +144,19 @@ def test_cursor_of_another_query_is_typed(app: Sessions) -> None:
     assert code_of(lambda: query.search_events("s0", "needle", cursor=cursor)) == bad
     assert code_of(lambda: query.search_sessions("needle", cursor="@@")) == bad
     assert code_of(lambda: query.search_sessions("needle", cursor="\ud83d")) == bad
+    # A cursor of this query whose numbers no column can hold.
+    from agentlog.application.search_match import encode_cursor, fingerprint
+    from agentlog.application.search_models import EventFilter as Events
+    from agentlog.application.search_models import SessionFilter as Sessions_
+
+    mark = fingerprint(
+        "sessions", ("needle",), Sessions_().model_dump(), Events().model_dump()
+    )
+    for key, snapshot in (((2**70, 0.0, "s0", 0), None), ((1, 0.0, "s0", 0), 2**70)):
+        forged = encode_cursor(mark, key, snapshot)
+        assert code_of(lambda c=forged: query.search_sessions("needle", cursor=c)) == (
+            bad
+        )
 
 
 def test_surface_classes_after_compaction(app: Sessions) -> None:

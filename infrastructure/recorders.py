@@ -97,7 +97,9 @@ def check_continues(
 
 class StreamWrites(ApplicationRecorder):
     """The two whole-stream writes, each one call of the library's ``insert_events``
-    with a keyword its backend's ``_insert_events`` understands."""
+    with a keyword its backend's ``_insert_events`` understands, and erasure."""
+
+    datastore: Any
 
     def copy_stream(
         self,
@@ -134,10 +136,35 @@ class StreamWrites(ApplicationRecorder):
         so it takes a notification id above every deleted row (SQLite reuses the
         highest rowid once it is deleted).
         """
-        raise NotImplementedError  # pragma: no cover
+        with self.datastore.transaction(commit=True) as cursor:
+            self._write_tombstones(cursor, tombstones, purge)
+            for tombstone in tombstones:
+                self._delete_below(
+                    cursor, str(tombstone.originator_id), tombstone.originator_version
+                )
+            if snapshots is not None:
+                keys = [str(tombstone.originator_id) for tombstone in tombstones]
+                self._delete_snapshots(cursor, snapshots, keys)
 
     def erase_snapshots(self, snapshots: Any, session_ids: Sequence[str]) -> None:
         """Delete the sessions' snapshots (one a writer stored after the erase)."""
+        with self.datastore.transaction(commit=True) as cursor:
+            self._delete_snapshots(cursor, snapshots, session_ids)
+
+    def _write_tombstones(
+        self, cursor: Any, tombstones: Sequence[StoredEvent], purge: Purge
+    ) -> None:
+        """Insert the tombstones (through the write guard), then ``purge``."""
+        raise NotImplementedError  # pragma: no cover
+
+    def _delete_below(self, cursor: Any, session_id: str, version: int) -> None:
+        """Delete the stream's rows below ``version``."""
+        raise NotImplementedError  # pragma: no cover
+
+    def _delete_snapshots(
+        self, cursor: Any, snapshots: Any, session_ids: Sequence[str]
+    ) -> None:
+        """Delete these sessions' rows from the ``snapshots`` recorder's table."""
         raise NotImplementedError  # pragma: no cover
 
 
@@ -261,37 +288,28 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
             lambda: row("ORDER BY originator_version DESC LIMIT 1"),
         )
 
-    def erase_streams(
-        self,
-        tombstones: Sequence[StoredEvent],
-        purge: Purge,
-        snapshots: Any | None,
+    def _write_tombstones(
+        self, c: SQLiteCursor, tombstones: Sequence[StoredEvent], purge: Purge
     ) -> None:
-        with self.datastore.transaction(commit=True) as c:
-            # Freed pages and cells are overwritten with zeros (docs/erasure.md).
-            c.execute("PRAGMA secure_delete = ON")
-            self._insert_events(c, tombstones)
-            purge(c)
-            for tombstone in tombstones:
-                key = str(tombstone.originator_id)
-                c.execute(
-                    f"DELETE FROM {self.events_table_name} "
-                    "WHERE originator_id = ? AND originator_version < ?",
-                    (key, tombstone.originator_version),
-                )
-                if snapshots is not None:
-                    c.execute(
-                        f"DELETE FROM {snapshots.events_table_name} "
-                        "WHERE originator_id = ?",
-                        (key,),
-                    )
+        # Freed pages and cells are overwritten with zeros (docs/erasure.md).
+        c.execute("PRAGMA secure_delete = ON")
+        self._insert_events(c, tombstones)
+        purge(c)
 
-    def erase_snapshots(self, snapshots: Any, session_ids: Sequence[str]) -> None:
-        with self.datastore.transaction(commit=True) as c:
-            c.executemany(
-                f"DELETE FROM {snapshots.events_table_name} WHERE originator_id = ?",
-                [(key,) for key in session_ids],
-            )
+    def _delete_below(self, c: SQLiteCursor, session_id: str, version: int) -> None:
+        c.execute(
+            f"DELETE FROM {self.events_table_name} "
+            "WHERE originator_id = ? AND originator_version < ?",
+            (session_id, version),
+        )
+
+    def _delete_snapshots(
+        self, c: SQLiteCursor, snapshots: Any, session_ids: Sequence[str]
+    ) -> None:
+        c.executemany(
+            f"DELETE FROM {snapshots.events_table_name} WHERE originator_id = ?",
+            [(key,) for key in session_ids],
+        )
 
     def select_events_at(
         self, originator_id: str, versions: Sequence[int]
@@ -435,43 +453,33 @@ class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
             lambda: row("ORDER BY originator_version DESC LIMIT 1"),
         )
 
-    def erase_streams(
-        self,
-        tombstones: Sequence[StoredEvent],
-        purge: Purge,
-        snapshots: Any | None,
+    def _write_tombstones(
+        self, curs: Cursor[DictRow], tombstones: Sequence[StoredEvent], purge: Purge
     ) -> None:
-        with self.datastore.transaction(commit=True) as curs:
-            self._insert_stored_events(curs, tombstones)
-            with curs.connection.cursor() as views:
-                purge(views)
-            for tombstone in tombstones:
-                key = str(tombstone.originator_id)
-                curs.execute(
-                    SQL(
-                        "DELETE FROM {0} WHERE originator_id = %s "
-                        "AND originator_version < %s"
-                    ).format(self._events_table),
-                    (key, tombstone.originator_version),
-                )
-                if snapshots is not None:
-                    curs.execute(
-                        SQL("DELETE FROM {0}.{1} WHERE originator_id = %s").format(
-                            Identifier(snapshots.datastore.schema),
-                            Identifier(snapshots.events_table_name),
-                        ),
-                        (key,),
-                    )
+        self._insert_stored_events(curs, tombstones)
+        with curs.connection.cursor() as views:
+            purge(views)
 
-    def erase_snapshots(self, snapshots: Any, session_ids: Sequence[str]) -> None:
-        with self.datastore.transaction(commit=True) as curs:
-            curs.execute(
-                SQL("DELETE FROM {0}.{1} WHERE originator_id = ANY(%s)").format(
-                    Identifier(snapshots.datastore.schema),
-                    Identifier(snapshots.events_table_name),
-                ),
-                (list(session_ids),),
-            )
+    def _delete_below(
+        self, curs: Cursor[DictRow], session_id: str, version: int
+    ) -> None:
+        curs.execute(
+            SQL(
+                "DELETE FROM {0} WHERE originator_id = %s AND originator_version < %s"
+            ).format(self._events_table),
+            (session_id, version),
+        )
+
+    def _delete_snapshots(
+        self, curs: Cursor[DictRow], snapshots: Any, session_ids: Sequence[str]
+    ) -> None:
+        curs.execute(
+            SQL("DELETE FROM {0}.{1} WHERE originator_id = ANY(%s)").format(
+                Identifier(snapshots.datastore.schema),
+                Identifier(snapshots.events_table_name),
+            ),
+            (list(session_ids),),
+        )
 
 
 class POPOSessionRecorder(POPOApplicationRecorder):

@@ -95,6 +95,22 @@ def check_continues(
         raise SessionErasedError(session_id)
 
 
+def copy_resealed(
+    copy_from: CopyFrom,
+    reseal: Reseal,
+    read: Callable[[str, int, int], list[StoredEvent]],
+    write: Callable[[list[StoredEvent]], object],
+) -> None:
+    """Copy the source's versions 2..last a batch at a time, each row through
+    ``reseal``: ``read(source, after, last)`` returns up to :data:`BATCH` rows
+    above ``after`` in version order, ``write`` stores the resealed batch."""
+    source, last = copy_from
+    position = 1
+    while rows := read(source, position, last):
+        write([reseal(row) for row in rows])
+        position = rows[-1].originator_version
+
+
 class StreamWrites(ApplicationRecorder):
     """The two whole-stream writes, each one call of the library's ``insert_events``
     with a keyword its backend's ``_insert_events`` understands, and erasure."""
@@ -235,9 +251,8 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
         for batch in more:
             super()._insert_events(c, batch)
         if copy_from is not None and reseal is not None:
-            source, last = copy_from
-            position = 1
-            while True:
+
+            def read(source: str, position: int, last: int) -> list[StoredEvent]:
                 c.execute(
                     "SELECT originator_version, topic, state FROM "
                     f"{self.events_table_name} WHERE originator_id = ? AND "
@@ -245,13 +260,9 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
                     "ORDER BY originator_version LIMIT ?",
                     (source, position, last, BATCH),
                 )
-                rows = c.fetchall()
-                if not rows:
-                    break
-                super()._insert_events(
-                    c, [reseal(StoredEvent(source, *row)) for row in rows]
-                )
-                position = rows[-1][0]
+                return [StoredEvent(source, *row) for row in c.fetchall()]
+
+            copy_resealed(copy_from, reseal, read, partial(super()._insert_events, c))
         elif copy_from is not None:
             (target,) = {str(event.originator_id) for event in stored_events}
             c.execute(
@@ -398,9 +409,8 @@ class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
         self, curs: Cursor[DictRow], table: Any, copy_from: CopyFrom, reseal: Reseal
     ) -> None:
         """Copy the source's rows a batch at a time, each through ``reseal``."""
-        source, last = copy_from
-        position = 1
-        while True:
+
+        def read(source: str, position: int, last: int) -> list[StoredEvent]:
             curs.execute(
                 SQL(
                     "SELECT originator_version, topic, state FROM {0} "
@@ -409,22 +419,20 @@ class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
                 ).format(table),
                 (source, position, last, BATCH),
             )
-            rows = curs.fetchall()
-            if not rows:
-                return
-            batch = [
-                reseal(
-                    StoredEvent(
-                        source, row["originator_version"], row["topic"], row["state"]
-                    )
+            return [
+                StoredEvent(
+                    source, row["originator_version"], row["topic"], row["state"]
                 )
-                for row in rows
+                for row in curs.fetchall()
             ]
+
+        def write(batch: list[StoredEvent]) -> None:
             with curs.connection.cursor() as rest:
                 super(PostgresApplicationRecorder, self)._insert_stored_events(
                     rest, batch
                 )
-            position = rows[-1]["originator_version"]
+
+        copy_resealed(copy_from, reseal, read, write)
 
     @property
     def _events_table(self) -> Composed:

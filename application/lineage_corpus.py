@@ -7,7 +7,6 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from agentlog.application.query_models import (
-    Header,
     SessionLineageNode,
     SessionLineageTrace,
     SessionRecord,
@@ -21,6 +20,7 @@ if TYPE_CHECKING:
 
     from agentlog.application.handle import SessionHandle
     from agentlog.application.store_reader import StoreReader
+    from agentlog.domain.header import Header
     from agentlog.domain.lineage import LineageTrace
 
 

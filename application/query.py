@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, cast
 from agentlog.application.catch_up import views_of
 from agentlog.application.lineage_corpus import StoreLineageCorpus, lineage_model
 from agentlog.application.query_models import (
-    Header,
     SessionEventRecord,
     SessionEventTrace,
     SessionEventWindow,
@@ -57,6 +56,7 @@ if TYPE_CHECKING:
     from agentlog.application.search_models import SearchEventPage, SearchSessionPage
     from agentlog.application.sessions import Sessions
     from agentlog.application.view_rows import Number
+    from agentlog.domain.header import Header
     from agentlog.domain.json import Envelope
 
 DEFAULT_READ_WINDOW_MAX = 50

@@ -7,9 +7,9 @@ Also the small shared helpers that build records.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from agentlog.domain.header import HEADER_KEYS, Header
 from agentlog.domain.json import copy_json
 from agentlog.domain.json_model import JsonModel
 from agentlog.domain.title import TitleSnapshot
@@ -19,18 +19,10 @@ if TYPE_CHECKING:
 
 SessionTitleSnapshot = TitleSnapshot
 SurfaceClass = Literal["current", "shadowed", "log-only"]
-CONFLICT_FIELDS = (
-    "version",
-    "id",
-    "createdAt",
-    "cwd",
-    "parentSession",
-    "seedLength",
-    "owner",
-)
-"""Compared live vs persisted and listed vs loaded; ``delegationDepth`` is not."""
+CONFLICT_FIELDS = tuple(key for key in HEADER_KEYS if key != "delegationDepth")
+"""Compared live vs persisted and listed vs loaded: every header key but
+``delegationDepth``."""
 _ABSENT = object()
-Header = Mapping[str, Any]
 
 # ------------------------------------------------------------------ outputs
 

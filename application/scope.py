@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
@@ -23,6 +22,8 @@ from agentlog.application.search_models import SessionFilter
 from agentlog.domain.errors import SessionQueryError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     from agentlog.application.query import SessionQuery
     from agentlog.application.query_models import (
         SessionEventRecord,
@@ -36,11 +37,11 @@ if TYPE_CHECKING:
     )
     from agentlog.application.search_models import SearchEventPage, SearchSessionPage
     from agentlog.application.surface_stream import SurfaceStream
+    from agentlog.domain.header import Header
     from agentlog.domain.lineage import LineageCorpus
     from agentlog.domain.title import TitleSnapshot
 
 R = TypeVar("R")
-Header = Mapping[str, Any]
 
 
 class Unconstrained(enum.Enum):

@@ -9,7 +9,6 @@ session over: reads never write.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from agentlog.application.surface_stream import SurfaceStream, stored_surface
@@ -18,6 +17,7 @@ from agentlog.domain.vocabulary import check_legacy
 
 if TYPE_CHECKING:
     import builtins
+    from collections.abc import Sequence
 
     from eventsourcing.application import Application
     from eventsourcing.persistence import StoredEvent
@@ -27,9 +27,9 @@ if TYPE_CHECKING:
     from agentlog.application.sessions import Sessions
     from agentlog.application.stored_log import StoredLog
     from agentlog.application.view_rows import ListingRow, Number
+    from agentlog.domain.header import Header
     from agentlog.domain.json import Envelope
 
-Header = Mapping[str, Any]
 Headers = list[dict[str, Any]]
 Log = tuple[dict[str, Any], list["Envelope"]]
 

@@ -7,7 +7,7 @@ import base64
 import binascii
 from typing import TYPE_CHECKING
 
-from agentlog.application.query_models import Header, SessionSummary
+from agentlog.application.query_models import SessionSummary
 from agentlog.application.view_rows import (
     HEADER_TYPE,
     ListingRow,
@@ -21,6 +21,7 @@ from agentlog.domain.json import copy_json, dumps, loads
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from agentlog.domain.header import Header
     from agentlog.domain.json import Envelope
 
 

@@ -7,13 +7,14 @@ words, wherever it is read (docs/persistence.md#jsonl-format).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 from agentlog.domain.errors import CorruptSessionLogError, UnsupportedSessionFormatError
 from agentlog.domain.json import js_number
 
-if TYPE_CHECKING:
-    from collections.abc import Mapping
+Header = Mapping[str, Any]
+"""A session header as read: its JSON keys to their values."""
 
 SESSION_FORMAT_VERSION: Final = 0
 """The only header version this build reads or writes (pre-release format)."""

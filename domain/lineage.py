@@ -10,14 +10,17 @@ indexed view. Everything is iterative: lineage depth is unbounded (3,000 is test
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from agentlog.domain.errors import LineageCycleError, SessionNotFoundError
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+
+    from agentlog.domain.header import Header
+
 R = TypeVar("R")
-Header = Mapping[str, Any]
 
 
 class LineageCorpus(Protocol[R]):

@@ -75,6 +75,12 @@ def backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def app_env(backend: str, tmp_path: Path) -> Iterator[dict[str, str]]:
     """The environment selecting one backend, fresh for this test."""
+    yield from backend_env(backend, tmp_path)
+
+
+def backend_env(backend: str, tmp_path: Path) -> Iterator[dict[str, str]]:
+    """A fresh store of ``backend`` as environment: in memory, a SQLite file in
+    ``tmp_path``, or a PostgreSQL schema dropped afterwards."""
     if backend == "popo":
         yield {"PERSISTENCE_MODULE": "eventsourcing.popo"}
     elif backend == "sqlite":

@@ -14,7 +14,7 @@ from agentlog.application import Sessions
 from agentlog.infrastructure.crypto import MasterKey
 from agentlog.infrastructure.keystore import KeyStore, open_key_store
 from agentlog.infrastructure.store_url import parse_store_url
-from tests.conftest import PG_URL, postgres_schema, postgres_schema_env
+from tests.conftest import PG_URL, backend_env, postgres_schema
 
 
 def new_master_key() -> str:
@@ -29,13 +29,7 @@ def crypto_backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def plain_env(crypto_backend: str, tmp_path: Path) -> Iterator[dict[str, str]]:
     """The store of this test without encryption settings."""
-    if crypto_backend == "sqlite":
-        yield {
-            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
-            "SQLITE_DBNAME": str(tmp_path / "agentlog.db"),
-        }
-    else:
-        yield from postgres_schema_env()
+    yield from backend_env(crypto_backend, tmp_path)
 
 
 @pytest.fixture

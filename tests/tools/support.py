@@ -38,6 +38,16 @@ def titled(agent: ScriptedAgent, title: str) -> None:
     agent.append("session/title", data)
 
 
+def turn(agent: ScriptedAgent, prompt: str, text: str, title: str = "") -> None:
+    """One turn of one model step answering ``text`` (titled after the prompt)."""
+    agent.start_turn(prompt)
+    if title:
+        titled(agent, title)
+    agent.model_step(text=text)
+    agent.end_step()
+    agent.end_turn()
+
+
 @dataclass
 class Corpus:
     """The ids and seqs the tests look for."""
@@ -57,11 +67,12 @@ def build(app: Sessions) -> Corpus:
     fixed_clock(app)
     plan = app.create_session(cwd=WORKSPACE, session_id=corpus.plan)
     agent = ScriptedAgent(plan)
-    agent.start_turn("Plan the parser rewrite")
-    titled(agent, "Parser rewrite plan")
-    agent.model_step(text="We will rewrite the tokenizer first")
-    agent.end_step()
-    agent.end_turn()
+    turn(
+        agent,
+        "Plan the parser rewrite",
+        "We will rewrite the tokenizer first",
+        title="Parser rewrite plan",
+    )
     agent.start_turn("Go on with the parser")
     checkpoint, _ = agent.compact("tokenizer rewrite agreed")
     corpus.seqs["checkpoint"] = checkpoint
@@ -71,20 +82,20 @@ def build(app: Sessions) -> Corpus:
     app.close(plan)
 
     child = app.fork(corpus.plan, child_session_id=corpus.fork)
-    agent = ScriptedAgent(child)
-    agent.start_turn("Try a lexer alternative for the parser")
-    agent.model_step(text="The lexer alternative is slower")
-    agent.end_step()
-    agent.end_turn()
+    turn(
+        ScriptedAgent(child),
+        "Try a lexer alternative for the parser",
+        "The lexer alternative is slower",
+    )
     app.close(child)
 
     alien = app.create_session(cwd=OTHER_WORKSPACE, session_id=corpus.alien)
-    agent = ScriptedAgent(alien)
-    agent.start_turn("zebra parser in the Xenon vault")
-    titled(agent, "alien zebra title")
-    agent.model_step(text="the parser of the zebra alien")
-    agent.end_step()
-    agent.end_turn()
+    turn(
+        ScriptedAgent(alien),
+        "zebra parser in the Xenon vault",
+        "the parser of the zebra alien",
+        title="alien zebra title",
+    )
     app.close(alien)
 
     me = app.create_session(cwd=WORKSPACE, session_id=corpus.caller)

@@ -24,6 +24,18 @@ from tests.tools.support import SECRETS, build
 COMMAND = [sys.executable, "-m", "agentlog.infrastructure.cli", "mcp"]
 
 
+def mcp(*args: str) -> subprocess.CompletedProcess[str]:
+    """``agentlog mcp`` with these arguments, no input, its output captured."""
+    return subprocess.run(
+        [*COMMAND, *args],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> str:
     url = f"sqlite:///{tmp_path / 'agentlog.db'}"
@@ -109,14 +121,7 @@ def test_list_and_call_every_tool_over_stdio(store: str, tmp_path: Path) -> None
 
 def test_mcp_never_creates_a_store(tmp_path: Path) -> None:
     missing = tmp_path / "missing.db"
-    run = subprocess.run(
-        [*COMMAND, "--caller", "me", "--store", f"sqlite:///{missing}"],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-        check=False,
-    )
+    run = mcp("--caller", "me", "--store", f"sqlite:///{missing}")
     assert run.returncode == 1
     assert run.stdout == ""
     assert run.stderr.count("\n") == 1 and run.stderr.startswith("no store at ")
@@ -124,14 +129,7 @@ def test_mcp_never_creates_a_store(tmp_path: Path) -> None:
 
 
 def test_an_unknown_caller_fails_closed_at_startup(store: str) -> None:
-    run = subprocess.run(
-        [*COMMAND, "--caller", "nobody\x1b[2J", "--store", store],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-        check=False,
-    )
+    run = mcp("--caller", "nobody\x1b[2J", "--store", store)
     assert run.returncode == 1
     assert run.stdout == ""
     assert run.stderr == (
@@ -140,9 +138,7 @@ def test_an_unknown_caller_fails_closed_at_startup(store: str) -> None:
 
 
 def test_help_works() -> None:
-    run = subprocess.run(
-        [*COMMAND, "--help"], capture_output=True, text=True, timeout=60, check=False
-    )
+    run = mcp("--help")
     assert run.returncode == 0
     assert "--caller" in run.stdout and "--http" in run.stdout
 

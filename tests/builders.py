@@ -17,9 +17,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from agentlog.domain.session import Session
+
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from agentlog.application import Sessions
     from agentlog.domain.json import Envelope
-    from agentlog.domain.session import Session
 
 USER: dict[str, Any] = {"kind": "user"}
 PLUGIN: dict[str, Any] = {"kind": "plugin", "plugin": "watcher"}
@@ -186,3 +190,23 @@ def turn1(time: int = 1000, tick: int = 0) -> list[Envelope]:
     return log(
         TS(1), U("hi"), SS(1, 1), A("hello"), SE(1, 1), TE(1), time=time, tick=tick
     )
+
+
+ROWS_PER_INSERT = 4000
+
+
+def store_directly(
+    app: Sessions, sessions: Iterable[tuple[str, dict[str, Any], list[Envelope]]]
+) -> None:
+    """Store ``(session id, header, seed)`` sessions straight through the recorder,
+    some ``ROWS_PER_INSERT`` rows per insert: a large store in seconds, for the
+    retention tests and the benchmarks (no views are caught up)."""
+    rows: list[Any] = []
+    for session_id, header, seed in sessions:
+        session = Session.create(session_id, header, seed=seed)
+        rows += [app.mapper.to_stored_event(e) for e in session.pending_events]
+        if len(rows) >= ROWS_PER_INSERT:
+            app.recorder.insert_events(rows)
+            rows = []
+    if rows:
+        app.recorder.insert_events(rows)

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import platform
 import sqlite3
 import time
+import uuid
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
+from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -229,3 +233,38 @@ def store_bytes(db_path: Path) -> int:
         if part.exists():
             total += part.stat().st_size
     return total
+
+
+def env_for(backend: str, directory: Path) -> tuple[dict[str, str], Path | str]:
+    """A fresh store for a figures script: a SQLite file in ``directory`` (and its
+    path), or a new PostgreSQL schema on the test server (and its name, for
+    :func:`drop_schema`)."""
+    if backend == "sqlite":
+        path = directory / "agentlog.db"
+        return {
+            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+            "SQLITE_DBNAME": str(path),
+        }, path
+    from agentlog.infrastructure.store import parse_store_url
+    from tests.conftest import PG_URL
+
+    schema = "bench_" + uuid.uuid4().hex[:12]
+    return {**parse_store_url(PG_URL).env, "POSTGRES_SCHEMA": schema}, schema
+
+
+def drop_schema(schema: str) -> None:
+    import psycopg
+
+    from tests.conftest import pg_params
+
+    with psycopg.connect(**pg_params()) as connection:
+        connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def versions() -> str:
+    """The line a figures script prints under its title: versions and load."""
+    return (
+        f"# Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, "
+        f"eventsourcing {version('eventsourcing')}, load average "
+        f"{os.getloadavg()[0]:.1f}"
+    )

@@ -13,27 +13,27 @@ scrub: FTS5 ``optimize`` and a WAL checkpoint on SQLite), the scrub alone, and
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import random
-import sqlite3
 import statistics
 import tempfile
 import time
-import uuid
-from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentlog.application import Sessions
 from agentlog.application.catch_up import views_of
 from agentlog.application.erasure import cutoff_before
 from agentlog.application.search_index import search_index_of
-from agentlog.domain.session import Session, make_header, now_ms
-from tests.builders import TE, TS, U
+from agentlog.domain.session import make_header, now_ms
+from tests.benchmarks.base import drop_schema, env_for, versions
+from tests.builders import TE, TS, U, store_directly
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from agentlog.domain.json import Envelope
 
 DAY = 86_400_000
-ROWS_PER_INSERT = 4000
 
 
 def vocabulary(size: int = 5000) -> list[str]:
@@ -47,24 +47,21 @@ def generate(app: Sessions, count: int, prompts: int, now: int) -> list[str]:
     rng = random.Random(11)
     words = vocabulary()
     new: list[str] = []
-    rows: list[Any] = []
-    for number in range(count):
-        session_id = f"s{number:06d}"
-        time_ms = now - (40 if number % 2 == 0 else 1) * DAY
-        if number % 2:
-            new.append(session_id)
-        items = [TS(1)]
-        items += [U(" ".join(rng.choices(words, k=40))) for _ in range(prompts)]
-        items.append(TE(1))
-        seed = [item.envelope(seq, time_ms + seq) for seq, item in enumerate(items)]
-        header = make_header(session_id, created_at=time_ms, cwd="/bench")
-        session = Session.create(session_id, header, seed=seed)
-        rows += [app.mapper.to_stored_event(e) for e in session.pending_events]
-        if len(rows) >= ROWS_PER_INSERT:
-            app.recorder.insert_events(rows)
-            rows = []
-    if rows:
-        app.recorder.insert_events(rows)
+
+    def sessions() -> Iterator[tuple[str, dict[str, Any], list[Envelope]]]:
+        for number in range(count):
+            session_id = f"s{number:06d}"
+            time_ms = now - (40 if number % 2 == 0 else 1) * DAY
+            if number % 2:
+                new.append(session_id)
+            items = [TS(1)]
+            items += [U(" ".join(rng.choices(words, k=40))) for _ in range(prompts)]
+            items.append(TE(1))
+            seed = [item.envelope(seq, time_ms + seq) for seq, item in enumerate(items)]
+            header = make_header(session_id, created_at=time_ms, cwd="/bench")
+            yield session_id, header, seed
+
+    store_directly(app, sessions())
     return new
 
 
@@ -72,29 +69,6 @@ def timed(call: Any) -> float:
     started = time.perf_counter()
     call()
     return time.perf_counter() - started
-
-
-def env_for(backend: str, directory: Path) -> tuple[dict[str, str], Any]:
-    if backend == "sqlite":
-        path = directory / "erasure.db"
-        return {
-            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
-            "SQLITE_DBNAME": str(path),
-        }, path
-    from agentlog.infrastructure.store import parse_store_url
-    from tests.conftest import PG_URL
-
-    schema = "bench_" + uuid.uuid4().hex[:12]
-    return {**parse_store_url(PG_URL).env, "POSTGRES_SCHEMA": schema}, schema
-
-
-def drop_schema(schema: str) -> None:
-    import psycopg
-
-    from tests.conftest import pg_params
-
-    with psycopg.connect(**pg_params()) as connection:
-        connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 def main() -> None:
@@ -121,11 +95,7 @@ def main() -> None:
         f"{args.prompts} prompts of 40 words"
         + (", secure_delete off" if args.no_secure_delete else "")
     )
-    print(
-        f"# Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, "
-        f"eventsourcing {version('eventsourcing')}, load average "
-        f"{os.getloadavg()[0]:.1f}"
-    )
+    print(versions())
     with tempfile.TemporaryDirectory() as tmp:
         env, where = env_for(args.backend, Path(tmp))
         app = Sessions(env=env)

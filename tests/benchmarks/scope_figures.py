@@ -17,25 +17,25 @@ on time.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import sqlite3
 import statistics
 import tempfile
 import time
-from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentlog import Scope, SessionFilter, SessionQuery, SessionQueryError
 from agentlog.application import Sessions
 from agentlog.application.catch_up import views_of
 from agentlog.application.search_index import search_index_of
-from agentlog.domain.session import Session, make_header
-from tests.benchmarks.erasure_figures import drop_schema, env_for
-from tests.builders import TE, TS, U
+from agentlog.domain.session import make_header
+from tests.benchmarks.base import drop_schema, env_for, versions
+from tests.builders import TE, TS, U, store_directly
 
-ROWS_PER_INSERT = 4000
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from agentlog.domain.json import Envelope
+
 SCOPE = Scope(cwd="/ws/in", owner="o1")
 
 
@@ -53,25 +53,23 @@ def place(number: int, count: int, in_scope: int) -> dict[str, Any]:
 
 def generate(app: Sessions, count: int, in_scope: int) -> tuple[str, str]:
     """Store the sessions through the recorder; an in-scope and an outside id."""
-    rows: list[Any] = []
     inside = outside = ""
-    for number in range(count):
-        session_id = f"s{number:06d}"
-        fields = place(number, count, in_scope)
-        if fields == {"cwd": "/ws/in", "owner": "o1"}:
-            inside = session_id
-        else:
-            outside = session_id
-        items = [TS(1), U(f"needle prompt {number}"), TE(1)]
-        seed = [item.envelope(seq, 1000 + number) for seq, item in enumerate(items)]
-        header = make_header(session_id, created_at=1000 + number, **fields)
-        session = Session.create(session_id, header, seed=seed)
-        rows += [app.mapper.to_stored_event(e) for e in session.pending_events]
-        if len(rows) >= ROWS_PER_INSERT:
-            app.recorder.insert_events(rows)
-            rows = []
-    if rows:
-        app.recorder.insert_events(rows)
+
+    def sessions() -> Iterator[tuple[str, dict[str, Any], list[Envelope]]]:
+        nonlocal inside, outside
+        for number in range(count):
+            session_id = f"s{number:06d}"
+            fields = place(number, count, in_scope)
+            if fields == {"cwd": "/ws/in", "owner": "o1"}:
+                inside = session_id
+            else:
+                outside = session_id
+            items = [TS(1), U(f"needle prompt {number}"), TE(1)]
+            seed = [item.envelope(seq, 1000 + number) for seq, item in enumerate(items)]
+            header = make_header(session_id, created_at=1000 + number, **fields)
+            yield session_id, header, seed
+
+    store_directly(app, sessions())
     return inside, outside
 
 
@@ -103,11 +101,7 @@ def main() -> None:
         f"# scope figures: {args.backend}, {args.sessions:,} sessions, "
         f"{args.in_scope} in scope, median of {args.repeat}"
     )
-    print(
-        f"# Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, "
-        f"eventsourcing {version('eventsourcing')}, load average "
-        f"{os.getloadavg()[0]:.1f}"
-    )
+    print(versions())
     with tempfile.TemporaryDirectory() as tmp:
         env, where = env_for(args.backend, Path(tmp))
         app = Sessions(env=env)

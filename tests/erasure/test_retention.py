@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -17,20 +17,20 @@ from agentlog import SessionErasedError, SessionError, SessionNotFoundError
 from agentlog.application.catch_up import views_of
 from agentlog.application.erasure import GC_BATCH, cutoff_before, parse_duration
 from agentlog.application.search_index import search_index_of
-from agentlog.domain.session import Session, make_header, now_ms
-from tests.builders import TE, TS, U
+from agentlog.domain.session import make_header, now_ms
+from tests.builders import TE, TS, U, store_directly
 from tests.erasure.support import append_turn
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from agentlog import Sessions
+    from agentlog.domain.json import Envelope
 
     MakeApp = Callable[..., Sessions]
 
 SESSIONS = int(os.environ.get("AGENTLOG_ERASURE_SESSIONS", "10000"))
 DAY = 86_400_000
-ROWS_PER_INSERT = 4000
 
 
 def generate(app: Sessions, count: int, now: int) -> tuple[list[str], list[str]]:
@@ -38,24 +38,21 @@ def generate(app: Sessions, count: int, now: int) -> tuple[list[str], list[str]]
     rest yesterday), written straight through the recorder in big batches."""
     old: list[str] = []
     new: list[str] = []
-    rows = []
-    for number in range(count):
-        session_id = f"s{number:05d}"
-        is_old = number % 2 == 0
-        (old if is_old else new).append(session_id)
-        time = now - (40 if is_old else 1) * DAY
-        header = make_header(session_id, created_at=time, cwd="/srv/app")
-        seed = [
-            item.envelope(seq, time + seq)
-            for seq, item in enumerate((TS(1), U(f"prompt {number}"), TE(1)))
-        ]
-        session = Session.create(session_id, header, seed=seed)
-        rows += [app.mapper.to_stored_event(e) for e in session.pending_events]
-        if len(rows) >= ROWS_PER_INSERT:
-            app.recorder.insert_events(rows)
-            rows = []
-    if rows:
-        app.recorder.insert_events(rows)
+
+    def sessions() -> Iterator[tuple[str, dict[str, Any], list[Envelope]]]:
+        for number in range(count):
+            session_id = f"s{number:05d}"
+            is_old = number % 2 == 0
+            (old if is_old else new).append(session_id)
+            time = now - (40 if is_old else 1) * DAY
+            header = make_header(session_id, created_at=time, cwd="/srv/app")
+            seed = [
+                item.envelope(seq, time + seq)
+                for seq, item in enumerate((TS(1), U(f"prompt {number}"), TE(1)))
+            ]
+            yield session_id, header, seed
+
+    store_directly(app, sessions())
     return old, new
 
 

@@ -85,10 +85,15 @@ def build_server(tools: ModelTools) -> Server[Any]:
 
 
 async def serve_stdio(server: Server[Any]) -> None:
-    """Serve one client over this process's stdin and stdout until it hangs up."""
-    async with stdio_server() as (read_stream, write_stream):
-        options = server.create_initialization_options()
-        await server.run(read_stream, write_stream, options)
+    """Serve one client over this process's stdin and stdout until it hangs up:
+    closes stdin, or stops reading stdout (a client that dies with a request
+    pending; the SDK's writer then fails with ``BrokenPipeError``)."""
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            options = server.create_initialization_options()
+            await server.run(read_stream, write_stream, options)
+    except* BrokenPipeError:
+        pass
 
 
 def serve_http(server: Server[Any], port: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import signal
 import socket
@@ -186,6 +187,39 @@ def test_sigterm_stops_the_server_while_the_client_holds_the_pipe(
         if server.poll() is None:
             server.kill()
         server.stdin.close()
+
+
+def test_a_client_that_hangs_up_with_a_request_pending_ends_the_server_quietly(
+    store: str,
+) -> None:
+    """A client that dies with a request pending (its end of the server's stdout
+    closed first, then stdin) has hung up: the server ends with status 0 and
+    writes nothing on stderr (it was a traceback of an exception group holding
+    ``BrokenPipeError``, status 1)."""
+    server = subprocess.Popen(
+        [*COMMAND, "--caller", "me", "--store", store],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        server.stdin.write(INITIALIZE)
+        server.stdin.flush()
+        assert '"id":1' in server.stdout.readline().replace(" ", "")  # serving
+        server.stdout.close()
+        server.stdin.write('{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n')
+        server.stdin.flush()
+        server.stdin.close()
+        returncode = server.wait(timeout=60)  # a bound, not a measurement
+        assert server.stderr is not None
+        assert (returncode, server.stderr.read()) == (0, "")
+    finally:
+        if server.poll() is None:
+            server.kill()
+        with contextlib.suppress(BrokenPipeError):
+            server.stdin.close()
 
 
 def free_port() -> int:

@@ -12,9 +12,11 @@ import json
 import os
 import platform
 import sqlite3
+import tempfile
 import time
 import uuid
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -23,7 +25,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from .workload import SURFACE_TYPES
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Iterator, Sequence
+
+    from agentlog.application import Sessions
 
     from .workload import Conversation, Group, Intent
 
@@ -268,3 +272,20 @@ def versions() -> str:
         f"eventsourcing {version('eventsourcing')}, load average "
         f"{os.getloadavg()[0]:.1f}"
     )
+
+
+@contextmanager
+def bench_store(backend: str) -> Iterator[tuple[Sessions, Path | str]]:
+    """A figures script's fresh store, opened (``Sessions``) and where it lives;
+    closed afterwards, and a PostgreSQL schema dropped."""
+    from agentlog.application import Sessions
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env, where = env_for(backend, Path(tmp))
+        app = Sessions(env=env)
+        try:
+            yield app, where
+        finally:
+            app.close()
+            if isinstance(where, str):
+                drop_schema(where)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +24,7 @@ from agentlog.application.catch_up import views_of
 from agentlog.application.erasure import cutoff_before
 from agentlog.application.search_index import search_index_of
 from agentlog.domain.session import make_header, now_ms
-from tests.benchmarks.base import drop_schema, env_for, versions
+from tests.benchmarks.base import bench_store, versions
 from tests.builders import TE, TS, U, store_directly
 
 if TYPE_CHECKING:
@@ -96,71 +95,64 @@ def main() -> None:
         + (", secure_delete off" if args.no_secure_delete else "")
     )
     print(versions())
-    with tempfile.TemporaryDirectory() as tmp:
-        env, where = env_for(args.backend, Path(tmp))
-        app = Sessions(env=env)
-        try:
-            now = now_ms()
-            new: list[str] = []
-            seconds = timed(
-                lambda: new.extend(generate(app, args.sessions, args.prompts, now))
+    with bench_store(args.backend) as (app, where):
+        now = now_ms()
+        new: list[str] = []
+        seconds = timed(
+            lambda: new.extend(generate(app, args.sessions, args.prompts, now))
+        )
+        print(f"generate (recorder inserts): {seconds:.1f} s")
+        index = search_index_of(app)
+        views = views_of(app)
+        seconds = timed(views.catch_up)
+        print(f"views catch-up: {seconds:.1f} s")
+        if index is not None:
+            seconds = timed(index.catch_up)
+            print(f"search index catch-up: {seconds:.1f} s")
+        if isinstance(where, Path):
+            size = where.stat().st_size / 2**20
+            print(f"database file: {size:.0f} MiB")
+        first = timed(app.eraser.scrub)
+        print(
+            "first scrub after the catch-up (FTS5 optimize of every segment "
+            f"+ WAL checkpoint): {first * 1000:.0f} ms"
+        )
+        erases = [
+            timed(lambda key=key: app.erase(key, reason="bench"))
+            for key in new[: args.erases]
+        ]
+        print(
+            f"erase of one session (with its scrub), median of {len(erases)}: "
+            f"{statistics.median(erases) * 1000:.0f} ms"
+        )
+        scrub = app.eraser.scrub
+        app.eraser.scrub = lambda: True  # type: ignore[method-assign]
+        bare = [
+            timed(lambda key=key: app.erase(key, reason="bench"))
+            for key in new[args.erases : 2 * args.erases]
+        ]
+        app.eraser.scrub = scrub  # type: ignore[method-assign]
+        print(
+            f"erase of one session without the scrub, median of {len(bare)}: "
+            f"{statistics.median(bare) * 1000:.0f} ms"
+        )
+        once = timed(app.eraser.scrub)
+        print(
+            f"one scrub after those {len(bare)} erases (optimize merges their "
+            f"delete markers into the index): {once * 1000:.0f} ms"
+        )
+        cutoff = cutoff_before(30 * DAY, now)
+        report: list[Any] = []
+        seconds = timed(
+            lambda: report.append(
+                app.erase_older_than(cutoff, reason="retention bench")
             )
-            print(f"generate (recorder inserts): {seconds:.1f} s")
-            index = search_index_of(app)
-            views = views_of(app)
-            seconds = timed(views.catch_up)
-            print(f"views catch-up: {seconds:.1f} s")
-            if index is not None:
-                seconds = timed(index.catch_up)
-                print(f"search index catch-up: {seconds:.1f} s")
-            if isinstance(where, Path):
-                size = where.stat().st_size / 2**20
-                print(f"database file: {size:.0f} MiB")
-            first = timed(app.eraser.scrub)
-            print(
-                "first scrub after the catch-up (FTS5 optimize of every segment "
-                f"+ WAL checkpoint): {first * 1000:.0f} ms"
-            )
-            erases = [
-                timed(lambda key=key: app.erase(key, reason="bench"))
-                for key in new[: args.erases]
-            ]
-            print(
-                f"erase of one session (with its scrub), median of {len(erases)}: "
-                f"{statistics.median(erases) * 1000:.0f} ms"
-            )
-            scrub = app.eraser.scrub
-            app.eraser.scrub = lambda: True  # type: ignore[method-assign]
-            bare = [
-                timed(lambda key=key: app.erase(key, reason="bench"))
-                for key in new[args.erases : 2 * args.erases]
-            ]
-            app.eraser.scrub = scrub  # type: ignore[method-assign]
-            print(
-                f"erase of one session without the scrub, median of {len(bare)}: "
-                f"{statistics.median(bare) * 1000:.0f} ms"
-            )
-            once = timed(app.eraser.scrub)
-            print(
-                f"one scrub after those {len(bare)} erases (optimize merges their "
-                f"delete markers into the index): {once * 1000:.0f} ms"
-            )
-            cutoff = cutoff_before(30 * DAY, now)
-            report: list[Any] = []
-            seconds = timed(
-                lambda: report.append(
-                    app.erase_older_than(cutoff, reason="retention bench")
-                )
-            )
-            erased = len(report[0].erased)
-            print(
-                f"gc of {erased:,} old sessions: {seconds:.1f} s, "
-                f"{erased / seconds:,.0f} sessions/s (one scrub at the end)"
-            )
-        finally:
-            app.close()
-            if isinstance(where, str):
-                drop_schema(where)
+        )
+        erased = len(report[0].erased)
+        print(
+            f"gc of {erased:,} old sessions: {seconds:.1f} s, "
+            f"{erased / seconds:,.0f} sessions/s (one scrub at the end)"
+        )
 
 
 if __name__ == "__main__":

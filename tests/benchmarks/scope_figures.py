@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentlog import Scope, SessionFilter, SessionQuery, SessionQueryError
@@ -28,7 +26,7 @@ from agentlog.application import Sessions
 from agentlog.application.catch_up import views_of
 from agentlog.application.search_index import search_index_of
 from agentlog.domain.session import make_header
-from tests.benchmarks.base import drop_schema, env_for, versions
+from tests.benchmarks.base import bench_store, versions
 from tests.builders import TE, TS, U, store_directly
 
 if TYPE_CHECKING:
@@ -102,55 +100,48 @@ def main() -> None:
         f"{args.in_scope} in scope, median of {args.repeat}"
     )
     print(versions())
-    with tempfile.TemporaryDirectory() as tmp:
-        env, where = env_for(args.backend, Path(tmp))
-        app = Sessions(env=env)
-        try:
-            inside, outside = generate(app, args.sessions, args.in_scope)
-            views_of(app).catch_up()
-            index = search_index_of(app)
-            if index is not None:
-                index.catch_up()
-            plain = SessionQuery(app)
-            scoped = plain.scoped(SCOPE)
-            wanted = SessionFilter(cwd=("/ws/in",), owner=("o1",))
-            assert len(scoped.list_sessions()) == args.in_scope
-            assert len(plain.filter_sessions(wanted)) == args.in_scope
-            figures = [
-                ("unscoped first page (50)", lambda: plain.list_summaries(50)),
-                ("scoped first page (50)", lambda: scoped.list_summaries(50)),
-                ("unscoped list_sessions (all)", plain.list_sessions),
-                ("scoped list_sessions", scoped.list_sessions),
-                (
-                    "unscoped filter_sessions(cwd, owner)",
-                    lambda: plain.filter_sessions(wanted),
-                ),
-                (
-                    "scoped search_sessions('needle')",
-                    lambda: scoped.search_sessions("needle", limit=20),
-                ),
-                ("scoped read_surface, in scope", lambda: scoped.read_surface(inside)),
-                (
-                    "scoped read_surface, out of scope",
-                    lambda: missing(lambda: scoped.read_surface(outside)),
-                ),
-                (
-                    "scoped read_surface, never stored",
-                    lambda: missing(lambda: scoped.read_surface("never")),
-                ),
-            ]
-            results = {name: median_ms(call, args.repeat) for name, call in figures}
-            for name, value in results.items():
-                print(f"{name}: {value:.2f} ms")
-            ratio = (
-                results["unscoped filter_sessions(cwd, owner)"]
-                / results["scoped list_sessions"]
-            )
-            print(f"filtering in Python / scoped in the query: {ratio:.0f}x")
-        finally:
-            app.close()
-            if isinstance(where, str):
-                drop_schema(where)
+    with bench_store(args.backend) as (app, _):
+        inside, outside = generate(app, args.sessions, args.in_scope)
+        views_of(app).catch_up()
+        index = search_index_of(app)
+        if index is not None:
+            index.catch_up()
+        plain = SessionQuery(app)
+        scoped = plain.scoped(SCOPE)
+        wanted = SessionFilter(cwd=("/ws/in",), owner=("o1",))
+        assert len(scoped.list_sessions()) == args.in_scope
+        assert len(plain.filter_sessions(wanted)) == args.in_scope
+        figures = [
+            ("unscoped first page (50)", lambda: plain.list_summaries(50)),
+            ("scoped first page (50)", lambda: scoped.list_summaries(50)),
+            ("unscoped list_sessions (all)", plain.list_sessions),
+            ("scoped list_sessions", scoped.list_sessions),
+            (
+                "unscoped filter_sessions(cwd, owner)",
+                lambda: plain.filter_sessions(wanted),
+            ),
+            (
+                "scoped search_sessions('needle')",
+                lambda: scoped.search_sessions("needle", limit=20),
+            ),
+            ("scoped read_surface, in scope", lambda: scoped.read_surface(inside)),
+            (
+                "scoped read_surface, out of scope",
+                lambda: missing(lambda: scoped.read_surface(outside)),
+            ),
+            (
+                "scoped read_surface, never stored",
+                lambda: missing(lambda: scoped.read_surface("never")),
+            ),
+        ]
+        results = {name: median_ms(call, args.repeat) for name, call in figures}
+        for name, value in results.items():
+            print(f"{name}: {value:.2f} ms")
+        ratio = (
+            results["unscoped filter_sessions(cwd, owner)"]
+            / results["scoped list_sessions"]
+        )
+        print(f"filtering in Python / scoped in the query: {ratio:.0f}x")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -163,9 +164,10 @@ INITIALIZE = (
 )
 
 
-def test_sigterm_stops_the_server_while_the_client_holds_the_pipe(
-    store: str,
-) -> None:
+@contextlib.contextmanager
+def serving(store: str) -> Iterator[subprocess.Popen[str]]:
+    """``agentlog mcp`` over pipes, past its answer to ``initialize``; killed at
+    the end if still running."""
     server = subprocess.Popen(
         [*COMMAND, "--caller", "me", "--store", store],
         stdin=subprocess.PIPE,
@@ -178,15 +180,23 @@ def test_sigterm_stops_the_server_while_the_client_holds_the_pipe(
         server.stdin.write(INITIALIZE)
         server.stdin.flush()
         assert '"id":1' in server.stdout.readline().replace(" ", "")  # serving
+        yield server
+    finally:
+        if server.poll() is None:
+            server.kill()
+        with contextlib.suppress(BrokenPipeError):
+            server.stdin.close()
+
+
+def test_sigterm_stops_the_server_while_the_client_holds_the_pipe(
+    store: str,
+) -> None:
+    with serving(store) as server:
         server.send_signal(signal.SIGTERM)
         returncode = server.wait(timeout=60)  # a bound, not a measurement
         assert returncode == 130
         assert server.stderr is not None
         assert server.stderr.read() == "interrupted by SIGTERM\n"
-    finally:
-        if server.poll() is None:
-            server.kill()
-        server.stdin.close()
 
 
 def test_a_client_that_hangs_up_with_a_request_pending_ends_the_server_quietly(
@@ -196,18 +206,8 @@ def test_a_client_that_hangs_up_with_a_request_pending_ends_the_server_quietly(
     closed first, then stdin) has hung up: the server ends with status 0 and
     writes nothing on stderr (it was a traceback of an exception group holding
     ``BrokenPipeError``, status 1)."""
-    server = subprocess.Popen(
-        [*COMMAND, "--caller", "me", "--store", store],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdin is not None and server.stdout is not None
-    try:
-        server.stdin.write(INITIALIZE)
-        server.stdin.flush()
-        assert '"id":1' in server.stdout.readline().replace(" ", "")  # serving
+    with serving(store) as server:
+        assert server.stdin is not None and server.stdout is not None
         server.stdout.close()
         server.stdin.write('{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n')
         server.stdin.flush()
@@ -215,11 +215,6 @@ def test_a_client_that_hangs_up_with_a_request_pending_ends_the_server_quietly(
         returncode = server.wait(timeout=60)  # a bound, not a measurement
         assert server.stderr is not None
         assert (returncode, server.stderr.read()) == (0, "")
-    finally:
-        if server.poll() is None:
-            server.kill()
-        with contextlib.suppress(BrokenPipeError):
-            server.stdin.close()
 
 
 def free_port() -> int:

@@ -68,27 +68,44 @@ def search_pair(env: Mapping[str, str]) -> list[tuple[type[Any], type[Any]]]:
     return [(SearchProjection, import_module(SEARCH_MODULES[module]).SEARCH_VIEW)]
 
 
-def run(env: Mapping[str, str], stop: Any) -> None:
-    """Run a runner per view until ``stop`` (an ``Event``) is set; errors re-raise."""
+Pairs = list[tuple[type["Projection[Any]"], type[Any]]]
+
+
+def view_pairs(env: Mapping[str, str]) -> Pairs:
+    """Every view's projection and view class, for the environment's store."""
     classes = view_classes(env)
-    pairs: list[tuple[type[Projection[Any]], type[Any]]] = [
+    return [
         (ListingProjection, classes.listing),
         (TitleProjection, classes.titles),
         (LineageProjection, classes.lineage),
         *search_pair(env),
     ]
-    with ExitStack() as stack:
-        runners = [
-            stack.enter_context(
-                ProjectionRunner(
-                    application_class=WorkerSessions,
-                    projection_class=projection,
-                    view_class=view,
-                    env=dict(env),
-                )
+
+
+def start_runners(
+    stack: ExitStack,
+    pairs: Pairs,
+    env: Mapping[str, str],
+    application_class: type[Sessions] = WorkerSessions,
+) -> list[ProjectionRunner[Sessions, Any]]:
+    """A started library ``ProjectionRunner`` per pair, stopped with ``stack``."""
+    return [
+        stack.enter_context(
+            ProjectionRunner(
+                application_class=application_class,
+                projection_class=projection,
+                view_class=view,
+                env=dict(env),
             )
-            for projection, view in pairs
-        ]
+        )
+        for projection, view in pairs
+    ]
+
+
+def run(env: Mapping[str, str], stop: Any) -> None:
+    """Run a runner per view until ``stop`` (an ``Event``) is set; errors re-raise."""
+    with ExitStack() as stack:
+        runners = start_runners(stack, view_pairs(env), env)
         while not stop.wait(POLL_SECONDS):
             for runner in runners:
                 if runner.is_interrupted.is_set():

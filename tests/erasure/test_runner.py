@@ -10,14 +10,8 @@ import pytest
 
 from agentlog import SessionQuery, Sessions
 from agentlog.application.catch_up import views_of
-from agentlog.application.projections import (
-    LineageProjection,
-    ListingProjection,
-    TitleProjection,
-)
-from agentlog.application.search_index import SearchProjection, search_index_of
-from agentlog.infrastructure.views.postgres import VIEW_CLASSES
-from agentlog.infrastructure.views.postgres_search import PostgresSearchView
+from agentlog.application.search_index import search_index_of
+from agentlog.infrastructure.views.worker import start_runners, view_pairs
 from tests.conftest import postgres_schema_env
 from tests.erasure.support import REASON, index_everything, markers, write_marked
 
@@ -42,31 +36,14 @@ def caught_up(app: Sessions, runners: list[Any], pairs: list[Any]) -> None:
 def test_the_view_worker_purges_from_the_tombstone(
     pg_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from eventsourcing.projection import ProjectionRunner
-
     app = Sessions(env=pg_env)
-    pairs: list[tuple[Any, Any]] = [
-        (ListingProjection, VIEW_CLASSES.listing),
-        (TitleProjection, VIEW_CLASSES.titles),
-        (LineageProjection, VIEW_CLASSES.lineage),
-        (SearchProjection, PostgresSearchView),
-    ]
+    pairs = view_pairs(pg_env)
     with ExitStack() as stack:
         stack.callback(app.close)
         marks = markers()
         write_marked(app, "kept", markers())
         app.close(write_marked(app, "secret", marks))
-        runners = [
-            stack.enter_context(
-                ProjectionRunner(
-                    application_class=Sessions,
-                    projection_class=projection,
-                    view_class=view,
-                    env=dict(pg_env),
-                )
-            )
-            for projection, view in pairs
-        ]
+        runners = start_runners(stack, pairs, pg_env, application_class=Sessions)
         caught_up(app, runners, pairs)
         index_everything(app, marks)
         # This erase leaves the views alone, as if they lived elsewhere: only

@@ -99,7 +99,7 @@ class RetentionReport:
         return {
             "cutoff": self.cutoff,
             "dryRun": self.dry_run,
-            "candidates": len(self.candidates),
+            "candidates": self.candidates,
             "erased": self.erased,
             "kept": self.kept,
             "scrubbed": self.scrubbed,

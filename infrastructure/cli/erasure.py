@@ -116,7 +116,8 @@ def gc(
         ),
     ],
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Only count what would be erased.")
+        bool,
+        typer.Option("--dry-run", help="List what would be erased; erase nothing."),
     ] = False,
     reason: Annotated[
         str,

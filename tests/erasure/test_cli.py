@@ -90,6 +90,10 @@ def test_gc_dry_run_then_gc(demo: Store) -> None:
     assert demo("gc", "--older-than", "30d").ok().stdout == "erased 0 of 0 session(s)\n"
     dry = demo("gc", "--older-than", "0s", "--dry-run").ok()
     assert dry.stdout.splitlines()[0] == "would erase 2 session(s) (dry run)"
+    assert sorted(dry.stdout.splitlines()[1:]) == sorted([main, fork])
+    dry_json = demo("gc", "--older-than", "0s", "--dry-run", "--json").json()
+    assert sorted(dry_json["candidates"]) == sorted([main, fork])  # was a count
+    assert (dry_json["dryRun"], dry_json["erased"]) == (True, [])
     assert len(demo("ls", "--json").json()["items"]) == 2
     report = demo("gc", "--older-than", "0s", "--reason", "ttl", "--json").json()
     assert sorted(report["erased"]) == sorted([main, fork])

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from agentlog.application import Sessions
 
+from .base import append_flushed
 from .workload import build
 
 
@@ -35,16 +36,7 @@ def run_once(events: int, batch: int, directory: Path, round_no: int) -> float:
     try:
         handle = app.create_session(cwd="/bench", session_id=conversation.session_id)
         started = time.perf_counter()
-        for count, intent in enumerate(intents, start=1):
-            handle.append(
-                intent.type,
-                intent.data,
-                surface_op=intent.surface_op,
-                source_event_seqs=intent.source_event_seqs,
-            )
-            if count % batch == 0:
-                app.flush(handle)
-        app.flush(handle)
+        append_flushed(app, handle, intents, batch)
         return time.perf_counter() - started
     finally:
         app.close()

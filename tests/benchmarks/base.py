@@ -289,3 +289,20 @@ def bench_store(backend: str) -> Iterator[tuple[Sessions, Path | str]]:
             app.close()
             if isinstance(where, str):
                 drop_schema(where)
+
+
+def append_flushed(
+    app: Any, handle: Any, intents: Sequence[Intent], batch: int
+) -> None:
+    """Append every intent to ``handle``, flushing every ``batch`` appends and at
+    the end (the append-throughput path)."""
+    for count, intent in enumerate(intents, start=1):
+        handle.append(
+            intent.type,
+            intent.data,
+            surface_op=intent.surface_op,
+            source_event_seqs=intent.source_event_seqs,
+        )
+        if count % batch == 0:
+            app.flush(handle)
+    app.flush(handle)

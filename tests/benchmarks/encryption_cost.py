@@ -37,6 +37,7 @@ from pathlib import Path
 from agentlog.application import Sessions
 from agentlog.infrastructure.crypto import DataKey, row_context
 
+from .base import append_flushed
 from .workload import build
 
 CASES = ("append", "cold read", "messages", "fork")
@@ -89,20 +90,7 @@ def one_round(events: int, env: dict[str, str], round_no: int) -> dict[str, floa
     app = Sessions(env=env)
     try:
         handle = app.create_session(cwd="/bench", session_id=conversation.session_id)
-
-        def append() -> None:
-            for count, intent in enumerate(intents, start=1):
-                handle.append(
-                    intent.type,
-                    intent.data,
-                    surface_op=intent.surface_op,
-                    source_event_seqs=intent.source_event_seqs,
-                )
-                if count % 100 == 0:
-                    app.flush(handle)
-            app.flush(handle)
-
-        times["append"] = timed(append)
+        times["append"] = timed(lambda: append_flushed(app, handle, intents, 100))
         boundary = max(
             i["seq"]
             for i in app.read_events(handle.id, limit=len(intents) // 2)

@@ -333,7 +333,8 @@ class SessionEraser:
         showed, so a session appended to meanwhile is kept (``kept``). Sessions
         go ``GC_BATCH`` per transaction; an interruption leaves each session
         fully erased or untouched. ``progress(done, total)`` is called after
-        each batch. The store is scrubbed once at the end.
+        each batch. The store is scrubbed once at the end, even when nothing
+        was erased.
         """
         if type(cutoff) is not int:
             msg = "erase_older_than needs a cutoff in epoch milliseconds (an int)"
@@ -352,8 +353,9 @@ class SessionEraser:
             self._erase_batch(batch, reason, report)
             if progress is not None:
                 progress(min(start + GC_BATCH, total), total)
-        if report.erased:
-            report.scrubbed = self.scrub()
+        # Even with nothing erased: a stop may have cut an earlier erase off
+        # before its scrub, and this is how a user finishes it (docs/erasure.md).
+        report.scrubbed = self.scrub()
         return report
 
     def _old_sessions(self, cutoff: int) -> dict[str, int]:

@@ -89,6 +89,29 @@ def test_sqlite_erase_while_a_reader_holds_the_wal_reports_it(
     app.close()
 
 
+def test_a_scrub_a_stop_cut_off_is_done_by_the_next_gc(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop between an erase's commit and its scrub (Ctrl-C in ``agentlog gc``)
+    leaves the erased tokens in the index's old segments; the next ``gc`` scrubs
+    even when it has nothing to erase (it scrubbed only after erasing, so the
+    tokens stayed until some later erase)."""
+    database = tmp_path / "agentlog.db"
+    app = sqlite_app(database)
+    marks = markers()
+    write_marked(app, "kept", markers())
+    app.close(write_marked(app, "secret", marks))
+    index_everything(app, marks)
+    with monkeypatch.context() as patched:
+        patched.setattr(app.eraser, "scrub", lambda: True)  # the stop
+        app.erase("secret", reason=REASON)
+    assert found_in_files(database, marks) != []
+    report = app.erase_older_than(0, reason=REASON)  # nothing is that old
+    assert (report.erased, report.scrubbed) == ([], True)
+    assert found_in_files(database, marks) == []
+    app.close()
+
+
 # ------------------------------------------------------------- PostgreSQL
 
 

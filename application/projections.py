@@ -29,6 +29,7 @@ from agentlog.application.view_rows import (
     fold_listing,
     fold_title,
 )
+from agentlog.domain.errors import EncryptionError
 from agentlog.domain.events import Erased, SessionEvent
 from agentlog.domain.json import loads
 from agentlog.domain.session import SessionCreated
@@ -88,9 +89,14 @@ def decode_notification(
 
     An undecodable row (corrupt, or its session's key forgotten) is logged and
     skipped: one session's rows must not stall every view of every other session.
+    An :class:`EncryptionError` is about the store's settings or key store (no
+    encryption configured, another master key), not the row: it propagates, so
+    no view moves past rows that open with the right settings.
     """
     try:
         value = decode_state(cast("RowDecoder", mapper), notification)
+    except EncryptionError:
+        raise
     except Exception as error:
         log.warning(
             "views skip undecodable notification %s: %s",

@@ -233,6 +233,10 @@ class SessionQuery:
     ) -> tuple[Header, Sequence[Envelope]]:
         try:
             return load()
+        except SessionNotFoundError:
+            # Listed, but its rows read as never stored (its key forgotten while
+            # a view still lists it): the same answer as a missing id.
+            raise SessionQueryError.not_found(session_id) from None
         except Exception as error:
             raise SessionQueryError.load_failed(session_id, error) from error
 
@@ -387,6 +391,8 @@ class SessionQuery:
         _, listed = self._require_stored(session_id, reader)
         try:
             stream = reader.surface(session_id)
+        except SessionNotFoundError:
+            raise SessionQueryError.not_found(session_id) from None
         except Exception as error:
             raise SessionQueryError.load_failed(session_id, error) from error
         if not self._admits(stream.session):

@@ -48,7 +48,7 @@ from agentlog.application.search_models import (
 )
 from agentlog.application.search_plan import IndexPlan
 from agentlog.application.store_reader import StoreReader
-from agentlog.domain.errors import SessionQueryError
+from agentlog.domain.errors import SessionNotFoundError, SessionQueryError
 from agentlog.domain.search_text import SearchDocument, document_text, normalize_space
 from agentlog.domain.title import fold_session_title
 
@@ -399,7 +399,15 @@ class ContentSearch:
             raise
         except Exception as error:
             raise SessionQueryError.listing_failed(error) from error
-        best += [(row.key, stored.hit(row)) for row in rows]
+        for row in rows:
+            try:
+                best.append((row.key, stored.hit(row)))
+            except SessionQueryError as error:
+                if error.code != SessionQueryError.SESSION_NOT_FOUND:
+                    raise
+                # Its key forgotten (it reads as never stored): left out, as a
+                # scanned session that cannot be read is.
+                log.warning("search skips session %r: %s", row.session_id, error)
         return best
 
     def _indexed_events(
@@ -487,6 +495,9 @@ class _Stored:
         if place not in self._texts:
             try:
                 events = self.log.events(row.session_id, row.seq, row.seq)
+            except SessionNotFoundError:
+                # Its key forgotten while the index still holds its documents.
+                raise SessionQueryError.not_found(row.session_id) from None
             except Exception as error:
                 raise SessionQueryError.load_failed(row.session_id, error) from error
             event = events[0] if events else None

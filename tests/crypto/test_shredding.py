@@ -144,3 +144,35 @@ def test_forget_without_encryption_is_a_no_op(tmp_path: Path) -> None:
         assert len(app.read_events("s1")) == 22
     finally:
         app.close()
+
+
+def test_reads_through_stale_views_of_a_forgotten_session_say_not_found(
+    open_app: Callable[..., Sessions],
+) -> None:
+    """Views that still list a session whose key is gone (a database backup
+    restored with the key store as it is after the erase, docs/encryption.md#backups):
+    its reads say what a missing session's say, and a search over every session
+    leaves it out. Search failed whole with 'failed to load session "erased":
+    session "erased" not found', and show, event and read_surface said that too."""
+    app = open_app()
+    write(app, "erased")
+    write(app, "kept", "kept prompt", "kept answer", "kept output")
+    query = SessionQuery(app)
+    assert len(query.search_sessions("again").items) == 2  # every view caught up
+    app.forget_keys(["erased"])
+    fresh = SessionQuery(open_app())
+    assert [item.session_id for item in fresh.search_sessions("again").items] == [
+        "kept"
+    ]
+    for read in (
+        lambda q, s: q.search_events(s, "again"),
+        lambda q, s: q.read_surface(s),
+        lambda q, s: q.read_event(s, 1),
+        lambda q, s: q.list_events(s),
+    ):
+        errors = []
+        for session_id in ("erased", "never-was"):
+            with pytest.raises(SessionQueryError) as caught:
+                read(fresh, session_id)
+            errors.append((caught.value.code, str(caught.value)))
+        assert errors[0] == (errors[1][0], errors[1][1].replace("never-was", "erased"))

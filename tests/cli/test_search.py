@@ -60,3 +60,25 @@ def test_search_errors_are_one_line(tmp_path: Path) -> None:
     off = store("search", "find", env=cli_env(AGENTLOG_SEARCH="off"))
     assert off.returncode == 1 and "disabled" in off.stderr
     assert json.loads(store("ls", "--json", env=cli_env(AGENTLOG_SEARCH="off")).stdout)
+
+
+def test_search_usage_errors_exit_2_and_any_integer_bound_is_a_filter(
+    tmp_path: Path,
+) -> None:
+    store = filled(tmp_path)
+    for bad in (
+        ["--limit", "0"],
+        ["--limit", "1001"],
+        ["--since", "soon"],
+        ["--surface", "bogus"],
+    ):
+        result = store("search", "find", *bad)
+        assert result.returncode == 2, bad
+        assert result.stdout == "" and "Traceback" not in result.stderr
+    # Past 64 bits (it was 'session persistence listing failed: Python int too
+    # large to convert to SQLite INTEGER', exit 1).
+    for bound in (["--since", "9" * 30], ["--until", "-" + "9" * 30]):
+        assert store("search", "find", *bound, "--json").json()["items"] == []
+    assert (
+        len(store("search", "find", "--until", "9" * 30, "--json").json()["items"]) == 2
+    )

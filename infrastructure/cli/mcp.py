@@ -112,6 +112,13 @@ def mcp_command(
         if http:
             serve_http(server, port)
             return
+        for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)):
+            if stream is None:  # started with that descriptor closed
+                msg = (
+                    f"agentlog mcp serves MCP on stdin and stdout, and {name} is "
+                    "closed (--http serves without them)"
+                )
+                raise fail(msg)
         try:
             anyio.run(serve_stdio, server)
         except Interrupted as stop:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import os
 import signal
 import socket
 import subprocess
@@ -215,6 +216,27 @@ def test_a_client_that_hangs_up_with_a_request_pending_ends_the_server_quietly(
         returncode = server.wait(timeout=60)  # a bound, not a measurement
         assert server.stderr is not None
         assert (returncode, server.stderr.read()) == (0, "")
+
+
+@pytest.mark.parametrize("closed", [0, 1])
+def test_a_closed_stdin_or_stdout_is_one_line(store: str, closed: int) -> None:
+    """Started with fd 0 or 1 closed (``agentlog mcp ... <&-``), the stdio server
+    has no pipe: one line and exit 1, not the SDK's AttributeError traceback."""
+    result = subprocess.run(
+        [*COMMAND, "--caller", "me", "--store", store],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+        check=False,
+        preexec_fn=lambda: os.close(closed),
+    )
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "agentlog mcp serves MCP on stdin and stdout, and "
+        f"{'stdin' if closed == 0 else 'stdout'} is closed (--http serves without them)"
+    ]
 
 
 def free_port() -> int:

@@ -25,6 +25,7 @@ from agentlog.infrastructure.cli.interrupt import (
     stopped_line,
 )
 from agentlog.infrastructure.cli.program import (
+    CLOSED_AT_START,
     CliState,
     cli,
     encodable,
@@ -112,8 +113,8 @@ def mcp_command(
         if http:
             serve_http(server, port)
             return
-        for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)):
-            if stream is None:  # started with that descriptor closed
+        for name in ("stdin", "stdout"):
+            if name in CLOSED_AT_START:  # now the null device: no client there
                 msg = (
                     f"agentlog mcp serves MCP on stdin and stdout, and {name} is "
                     "closed (--http serves without them)"

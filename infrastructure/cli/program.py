@@ -320,8 +320,33 @@ def _survive_any_encoding() -> None:
             reconfigure(errors="backslashreplace")
 
 
+CLOSED_AT_START: list[str] = []
+"""The standard streams the program started without (``<&-``, ``>&-``)."""
+
+
+def _reopen_closed_streams() -> None:
+    """Open a standard descriptor closed at start on the null device.
+
+    Otherwise the next file opened (the SQLite database) would take its number,
+    and what reads or writes it as stdin or stdout would reach that file; and
+    Python's ``sys.stdout`` would be ``None`` (a traceback at the first write).
+    Output to it is discarded, as every line printed to a closed stdout is.
+    """
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            setattr(sys, name, open(fd, mode, encoding="utf-8", closefd=False))  # noqa: SIM115
+            CLOSED_AT_START.append(name)
+
+
 def main() -> None:
     """The console script ``agentlog``."""
+    _reopen_closed_streams()
     _survive_any_encoding()
     install_stop_handlers()
     try:

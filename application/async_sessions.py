@@ -341,3 +341,19 @@ class AsyncSessionQuery:
 
     async def trace_session(self, session_id: str) -> Any:
         return await self._run(self.query.trace_session, session_id)
+
+    async def filter_sessions(self, session_filter: object = None) -> list[Any]:
+        return await self._run(self.query.filter_sessions, session_filter)
+
+    async def filter_events(
+        self, session_id: str, event_filter: object = None
+    ) -> list[Any]:
+        return await self._run(self.query.filter_events, session_id, event_filter)
+
+    async def search_sessions(self, query: object, **options: Any) -> Any:
+        return await self._run(self.query.search_sessions, query, **options)
+
+    async def search_events(
+        self, session_id: str, query: object, **options: Any
+    ) -> Any:
+        return await self._run(self.query.search_events, session_id, query, **options)

@@ -26,6 +26,7 @@ from agentlog.infrastructure.cli.interrupt import (
 )
 from agentlog.infrastructure.cli.program import (
     CLOSED_AT_START,
+    EXIT_ERROR,
     CliState,
     cli,
     encodable,
@@ -111,7 +112,14 @@ def mcp_command(
             raise fail(str(error)) from None
         server = build_server(tools)
         if http:
-            serve_http(server, port)
+            try:
+                serve_http(server, port)
+            except SystemExit as stop:
+                # The web server could not start (the port is taken, say): it
+                # has said why in one line; a failure exits 1 (it exits 3).
+                if stop.code not in (0, None):
+                    raise typer.Exit(EXIT_ERROR) from None
+                raise
             return
         for name in ("stdin", "stdout"):
             if name in CLOSED_AT_START:  # now the null device: no client there

@@ -245,6 +245,19 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def test_http_on_a_port_in_use_is_one_line_and_exit_1(store: str) -> None:
+    """The web server's start-up failure is its one line and exit 1 (it was exit
+    3, uvicorn's own status)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        result = mcp("--caller", "me", "--store", store, "--http", "--port", port)
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and "address already in use" in lines[0], result.stderr
+
+
 def test_streamable_http_on_loopback(store: str, tmp_path: Path) -> None:
     port = free_port()
     server = subprocess.Popen(

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from agentlog.application.query import SessionQuery
 from tests.cli.conftest import run_cli
 
 if TYPE_CHECKING:
@@ -90,3 +91,50 @@ def test_demo_writes_to_agentlog_db_in_the_current_directory(tmp_path: Path) -> 
     assert "agentlog demo · store sqlite:///agentlog.db" in result.stdout
     assert (tmp_path / "agentlog.db").is_file()
     assert "  agentlog ls\n" in result.stdout
+
+
+def test_a_demo_stopped_mid_script_saves_nothing_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop signal in the middle of the script leaves events pending; the
+    application that held them must not store them when it is garbage-collected
+    (its ``close()`` flushes): CI once saw "Exception ignored in
+    Application.__del__" printed after the one line, from such a flush."""
+    import gc
+    import sys
+
+    from agentlog.application.sessions import Sessions
+    from agentlog.infrastructure.cli.demo.script import run_demo
+    from agentlog.infrastructure.cli.interrupt import Interrupted
+    from agentlog.infrastructure.store import open_sessions
+
+    real_flush = Sessions.flush
+    flushes: list[int] = []  # counts only: a handle kept here would keep its app
+
+    def stop_at_second_flush(self: Sessions, handle: object = None) -> None:
+        flushes.append(1)
+        if len(flushes) == 2:
+            raise Interrupted(2)  # SIGINT as turn 2's flush begins
+        real_flush(self, handle)  # type: ignore[arg-type]
+
+    unraisable: list[object] = []
+    url = f"sqlite:///{tmp_path / 'agentlog.db'}"
+    monkeypatch.setattr(Sessions, "flush", stop_at_second_flush)
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    stopped = False
+    try:
+        run_demo(url, narrate=lambda _: None)
+    except Interrupted:
+        stopped = True  # the traceback (and the frames holding the app) goes here
+    assert stopped
+    gc.collect()
+    monkeypatch.undo()
+    assert unraisable == []
+    reader = open_sessions(url)
+    try:
+        ((session,),) = [[r.header["id"] for r in SessionQuery(reader).list_sessions()]]
+        events = reader.read_events(session)
+        assert events[-1]["type"] == "turn/end"  # turn 1 only: turn 2 never stored
+        assert sum(1 for e in events if e["type"] == "turn/start") == 1
+    finally:
+        reader.close()

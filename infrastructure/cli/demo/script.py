@@ -18,6 +18,7 @@ from eventsourcing.persistence import ApplicationRecorder, EventStore
 from agentlog.application.query import SessionQuery
 from agentlog.application.sessions import Sessions
 from agentlog.infrastructure.cli.demo.agent import COMPACT_PREAMBLE, ScriptedAgent
+from agentlog.infrastructure.cli.storage import abandon
 from agentlog.infrastructure.store import (
     open_sessions,
     parse_store_url,
@@ -204,9 +205,24 @@ class DemoResult:
 
 
 def run_demo(url: str | None = None, narrate: Narrate = print) -> DemoResult:
-    """Drive the scripted session on the store ``url`` names; narrate each stage."""
-    url = store_url_from_environment(url)
+    """Drive the scripted session on the store ``url`` names; narrate each stage.
+
+    Stopped or failed part-way (SIGINT), every application it opened is closed
+    without a flush: nothing half-written is saved later by a garbage-collected
+    application's ``close()``.
+    """
+    opened: list[Sessions] = []
+    try:
+        return _drive(store_url_from_environment(url), narrate, opened)
+    except BaseException:
+        for app in opened:
+            abandon(app)
+        raise
+
+
+def _drive(url: str, narrate: Narrate, opened: list[Sessions]) -> DemoResult:
     app = open_sessions(url)
+    opened.append(app)
     handle = app.create_session(cwd=DEMO_CWD)
     agent = ScriptedAgent(handle)
     session_id = handle.id
@@ -235,6 +251,7 @@ def run_demo(url: str | None = None, narrate: Narrate = print) -> DemoResult:
 
     del agent, handle
     app = restart(app, url)
+    opened.append(app)
     handle = app.get_session(session_id)
     closers = app.read_events(session_id, after=stored - 1)
     kinds = ", ".join(_closer_label(event) for event in closers)

@@ -104,6 +104,9 @@ def search(
     as_json: JsonFlag = False,
 ) -> None:
     """Find sessions (or, with --session, events) containing QUERY literally."""
+    if session is not None and (cwd is not None or owner is not None):
+        msg = "--cwd and --owner choose sessions; with --session they would be ignored"
+        raise typer.BadParameter(msg)
     events = EventFilter(
         types=tuple(types) if types else None,
         surfaces=_surfaces(surfaces),

@@ -71,6 +71,8 @@ def test_search_usage_errors_exit_2_and_any_integer_bound_is_a_filter(
         ["--limit", "1001"],
         ["--since", "soon"],
         ["--surface", "bogus"],
+        ["--session", "one", "--cwd", "/x"],  # it ignored the --cwd
+        ["--session", "one", "--owner", "o"],
     ):
         result = store("search", "find", *bad)
         assert result.returncode == 2, bad

@@ -71,6 +71,7 @@ class ModelTools:
             raise ModelToolError(msg)
         self.max_search_results = max_search_results
         self.caller = Caller.resolve(app, caller_id)
+        self._app = app
 
     def call(self, name: object, arguments: object = None) -> ToolResult:
         """Run the tool ``name`` with ``arguments`` (a mapping, or its JSON text)."""
@@ -84,6 +85,7 @@ class ModelTools:
             args = parse_arguments(
                 tool.name, tool.arguments, _decoded(tool.name, arguments)
             )
+            self._check_caller()
             text = OPERATIONS[tool.name](self.caller, args, self.max_search_results)
         except ModelToolError as error:
             return ToolResult(str(error), is_error=True)
@@ -93,6 +95,16 @@ class ModelTools:
             self._log(tool.name, error)
             return ToolResult(FAILED, is_error=True)
         return ToolResult(text)
+
+    def _check_caller(self) -> None:
+        """Fail closed once the caller is erased: its scope no longer exists.
+
+        The scope comes from the caller's immutable header, so erasure is the only
+        way it can end; one indexed read per call checks it.
+        """
+        if self._app.is_erased(self.caller.id):
+            unknown = SessionQueryError.unknown_caller(line(self.caller.id))
+            raise ModelToolError(str(unknown))
 
     def _query_failure(
         self, name: str, args: ToolArguments | None, error: SessionQueryError

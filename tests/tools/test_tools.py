@@ -326,6 +326,26 @@ def test_an_erased_session_reads_as_never_existing(
     assert corpus.fork not in plan
 
 
+def test_an_erased_caller_fails_closed(
+    tools: ModelTools, app: Sessions, corpus: Corpus
+) -> None:
+    # The tools were bound while the caller existed; its workspace must not stay
+    # searchable through them once it is erased.
+    assert not tools.call("session_search", {"query": "lexer"}).is_error
+    app.erase(corpus.caller, reason="test")
+    for name, arguments in (
+        ("session_search", {"query": "lexer"}),
+        ("session_event_search", {"query": "lexer", "session_id": corpus.plan}),
+        ("session_trace", {"session_id": corpus.plan}),
+        ("session_event_read", {"session_id": corpus.plan, "seq": 0}),
+    ):
+        result = tools.call(name, arguments)
+        assert result.is_error, name
+        assert result.text == (
+            f'caller session "{corpus.caller}" not found; no scope can be derived'
+        ), name
+
+
 def test_the_largest_seq_reads_as_no_event(tools: ModelTools) -> None:
     largest = 2**63 - 1
     for name, extra in (

@@ -411,7 +411,7 @@ class PostgresKeyStore(KeyStore):
                 if self._db is not None and self._db.broken:
                     self._db.close()
                     self._db = None
-                raise unavailable(self._kwargs, error) from error
+                raise unavailable(self._kwargs, error, what="key store") from error
 
     def _select(self, session_id: str) -> bytes | None:
         with self._using() as db:

@@ -73,15 +73,19 @@ def describe(kwargs: Mapping[str, Any]) -> str:
 
 
 def unavailable(
-    kwargs: Mapping[str, Any], error: BaseException
+    kwargs: Mapping[str, Any], error: BaseException, *, what: str = "store"
 ) -> StoreUnavailableError:
-    """A typed, password-free error for a connection that failed."""
+    """A typed, password-free error for a connection that failed.
+
+    ``what`` names the database's role ("store", "key store"), so a user knows
+    which URL to fix.
+    """
     reason = " ".join(str(error).split())
     password = str(kwargs.get("password") or "")
     if password:
         reason = reason.replace(password, "***")
     return StoreUnavailableError(
-        f"cannot reach the PostgreSQL store {describe(kwargs)}: {reason}"
+        f"cannot reach the PostgreSQL {what} {describe(kwargs)}: {reason}"
     )
 
 

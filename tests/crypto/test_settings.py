@@ -168,6 +168,10 @@ def test_an_unreachable_key_store_is_typed_and_masks_its_password(
     with pytest.raises(StoreUnavailableError) as caught:
         Sessions(env=env)
     assert "hunter2" not in str(caught.value)
+    # It names the key store, not the event store: the user knows which URL to fix.
+    assert str(caught.value).startswith(
+        "cannot reach the PostgreSQL key store postgresql://u:***@127.0.0.1:1/keys: "
+    )
 
 
 def test_settings_never_show_a_secret() -> None:

@@ -1,5 +1,5 @@
-"""The model tools run on POPO and SQLite (the brief's matrix; PostgreSQL adds
-nothing the query service's own suite does not cover)."""
+"""The model tools run on POPO, SQLite and PostgreSQL (the MCP end-to-end tests
+start the server on SQLite)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from agentlog.application.model_tools import ModelTools
 from tests.tools.support import Corpus, build
 
 
-@pytest.fixture(params=["popo", "sqlite"])
+@pytest.fixture(params=["popo", "sqlite", "postgres"])
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 

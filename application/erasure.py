@@ -31,7 +31,7 @@ from agentlog.domain.errors import (
     SessionNotFoundError,
 )
 from agentlog.domain.events import Erased
-from agentlog.domain.session import check_new_session_id, check_session_id
+from agentlog.domain.session import check_known_session_id, check_session_id
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -153,11 +153,7 @@ class SessionEraser:
         """
         check_session_id(session_id)
         reason = check_reason(reason)
-        try:
-            check_new_session_id(session_id)
-        except SessionError:
-            # An id no store can hold (NUL, a lone surrogate) was never stored.
-            raise SessionNotFoundError(session_id) from None
+        check_known_session_id(session_id)  # an id no store can hold: not found
         for attempt in range(ERASE_ATTEMPTS):
             ids = [session_id]
             if descendants:

@@ -86,6 +86,28 @@ def migrate(url: str) -> list[str]:
         app.close()
 
 
+def rebuild_views(url: str) -> int:
+    """Drop every view (listing, titles, lineage, the search index) and fold the
+    whole log into them again; returns the notifications read.
+
+    Views are projections of the log, so this loses nothing; readers see partial
+    views until it ends (docs/persistence.md#rebuilding-the-views).
+    """
+    from agentlog.application.catch_up import views_of
+    from agentlog.application.search import search_enabled
+    from agentlog.application.search_index import search_index_of
+
+    app = open_sessions(url, CREATE_TABLE="y")
+    try:
+        read = views_of(app).rebuild()
+        index = search_index_of(app) if search_enabled() else None
+        if index is not None:
+            index.rebuild()
+        return read
+    finally:
+        app.close()
+
+
 __all__ = [
     "DEFAULT_STORE_URL",
     "STORE_ENV_VAR",
@@ -98,5 +120,6 @@ __all__ = [
     "migrate",
     "open_sessions",
     "parse_store_url",
+    "rebuild_views",
     "store_url_from_environment",
 ]

@@ -2,12 +2,15 @@
 
 A service that opens ``Sessions(create_tables=False)`` never runs DDL at startup;
 this command creates the event, snapshot and view tables (under the advisory
-lock, so it is safe beside running services) and says what exists.
+lock, so it is safe beside running services) and says what exists. With
+``--rebuild-views`` it also folds the whole log into fresh views.
 """
 
 from __future__ import annotations
 
-import typer  # noqa: TC002 - typer reads the annotation at runtime
+from typing import Annotated
+
+import typer
 
 from agentlog.infrastructure.cli.program import (
     cli,
@@ -17,14 +20,29 @@ from agentlog.infrastructure.cli.program import (
     state_of,
 )
 from agentlog.infrastructure.store import migrate as migrate_store
+from agentlog.infrastructure.store import rebuild_views as rebuild_store_views
 from agentlog.infrastructure.store_url import parse_store_url
 
 
 @cli.command(rich_help_panel="Store")
-def migrate(ctx: typer.Context) -> None:
+def migrate(
+    ctx: typer.Context,
+    rebuild_views: Annotated[
+        bool,
+        typer.Option(
+            "--rebuild-views",
+            help="Also drop every view and the search index and fold the whole log "
+            "again (readers see partial views until it ends).",
+        ),
+    ] = False,
+) -> None:
     """Create the store's tables and views (for services with create_tables=False)."""
     url = state_of(ctx).store_url
+    console = make_console()
     with reported():
         display = parse_store_url(url).display
         created = migrate_store(url)
-    say(make_console(), f"{display}: {', '.join(created)} ready")
+        say(console, f"{display}: {', '.join(created)} ready")
+        if rebuild_views:
+            read = rebuild_store_views(url)
+            say(console, f"{display}: views rebuilt from {read} notifications")

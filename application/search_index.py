@@ -335,21 +335,31 @@ class SearchIndex(SessionViews):
         self._lock = threading.RLock()
         self.processed = 0
 
+    TEXTS_WINDOW = 5_000
+    """Events read at a time by :meth:`texts`: a long session's log is never
+    held whole, only its texts."""
+
     def texts(self, session_id: str) -> dict[int, str] | None:
         """The session's document texts by seq, from its stored log (``None``:
         the log cannot be read)."""
         stored = cast("Sessions", self.app).stored_log
-        try:
-            events = stored.events(session_id)
-        except Exception as error:
-            log.warning("search index cannot read session %r: %s", session_id, error)
-            return None
         found: dict[int, str] = {}
-        for event in events:
-            text = document_text(event)
-            if text is not None:
-                found[event["seq"]] = text
-        return found
+        start = 0
+        while True:
+            try:
+                events = stored.events(session_id, start, limit=self.TEXTS_WINDOW)
+            except Exception as error:
+                log.warning(
+                    "search index cannot read session %r: %s", session_id, error
+                )
+                return None
+            for event in events:
+                text = document_text(event)
+                if text is not None:
+                    found[event["seq"]] = text
+            if len(events) < self.TEXTS_WINDOW:
+                return found
+            start += len(events)
 
     OPTIMIZE_AFTER = 50_000
     """A catch-up that reads this many notifications compacts the index after."""

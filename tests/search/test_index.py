@@ -411,6 +411,22 @@ def test_dropped_and_purged_sessions_leave_no_fts_rows(app: Sessions) -> None:
     assert not view.stale()
 
 
+def test_a_long_session_is_forgotten_reading_its_log_a_window_at_a_time(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    view = sqlite_only(app)
+    monkeypatch.setattr(SearchIndex, "TEXTS_WINDOW", 3)
+    words = [U(f"needle {n}") for n in range(10)]
+    session(app, "long", TS(1), *words, TE(1))
+    session(app, "kept", TS(1), U("needle kept"))
+    query = SessionQuery(app)
+    assert len(query.search_sessions("needle").items) == 2
+    view.purge({"long"})  # 10 texts read 3 events at a time, all named
+    view.fts_integrity()
+    assert not view.stale()
+    assert view.fts_rows() == len(view.documents()) == 1
+
+
 def test_a_changed_extractor_marks_the_index_stale_then_rebuilds(
     app: Sessions, monkeypatch: pytest.MonkeyPatch
 ) -> None:

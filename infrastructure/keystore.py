@@ -413,14 +413,26 @@ class PostgresKeyStore(KeyStore):
                     self._db = None
                 raise unavailable(self._kwargs, error, what="key store") from error
 
+    def _wrapped_key(self, db: psycopg.Connection[Any], session_id: str) -> Any:
+        """The session's key row (``None`` if it has no key)."""
+        return db.execute(
+            SQL("SELECT wrapped_key FROM {0} WHERE session_id = %s").format(
+                self._table(KEYS_TABLE)
+            ),
+            (session_id,),
+        ).fetchone()
+
+    def _stored_check(self, db: psycopg.Connection[Any], lock: str = "") -> bytes:
+        """The store's check value, read with the row ``lock`` clause if given."""
+        row = db.execute(
+            SQL("SELECT check_value FROM {0} " + lock).format(self._table(CHECK_TABLE))
+        ).fetchone()
+        assert row is not None
+        return bytes(row[0])
+
     def _select(self, session_id: str) -> bytes | None:
         with self._using() as db:
-            row = db.execute(
-                SQL("SELECT wrapped_key FROM {0} WHERE session_id = %s").format(
-                    self._table(KEYS_TABLE)
-                ),
-                (session_id,),
-            ).fetchone()
+            row = self._wrapped_key(db, session_id)
         return None if row is None else bytes(row[0])
 
     def _insert_or_ignore(
@@ -429,13 +441,7 @@ class PostgresKeyStore(KeyStore):
         with self._using() as db, db.transaction():
             # FOR SHARE: a rotation (which updates the row) waits for this insert,
             # and an insert after it sees the new check value.
-            check = db.execute(
-                SQL("SELECT check_value FROM {0} FOR SHARE").format(
-                    self._table(CHECK_TABLE)
-                )
-            ).fetchone()
-            assert check is not None
-            current(bytes(check[0]))
+            current(self._stored_check(db, "FOR SHARE"))
             db.execute(
                 SQL(
                     "INSERT INTO {0} (session_id, wrapped_key) VALUES (%s, %s) "
@@ -443,12 +449,7 @@ class PostgresKeyStore(KeyStore):
                 ).format(self._table(KEYS_TABLE)),
                 (session_id, wrapped),
             )
-            row = db.execute(
-                SQL("SELECT wrapped_key FROM {0} WHERE session_id = %s").format(
-                    self._table(KEYS_TABLE)
-                ),
-                (session_id,),
-            ).fetchone()
+            row = self._wrapped_key(db, session_id)
         assert row is not None
         return bytes(row[0])
 
@@ -456,13 +457,7 @@ class PostgresKeyStore(KeyStore):
         self, rewrap: Rewrap, check_value: bytes, current: Callable[[bytes], None]
     ) -> int:
         with self._using() as db, db.transaction():
-            check = db.execute(
-                SQL("SELECT check_value FROM {0} FOR UPDATE").format(
-                    self._table(CHECK_TABLE)
-                )
-            ).fetchone()
-            assert check is not None
-            current(bytes(check[0]))
+            current(self._stored_check(db, "FOR UPDATE"))
             rows = db.execute(
                 SQL("SELECT session_id, wrapped_key FROM {0} FOR UPDATE").format(
                     self._table(KEYS_TABLE)
@@ -499,11 +494,7 @@ class PostgresKeyStore(KeyStore):
                 ).format(self._table(CHECK_TABLE)),
                 (candidate,),
             )
-            row = db.execute(
-                SQL("SELECT check_value FROM {0}").format(self._table(CHECK_TABLE))
-            ).fetchone()
-        assert row is not None
-        return bytes(row[0])
+            return self._stored_check(db)
 
     def close(self) -> None:
         super().close()

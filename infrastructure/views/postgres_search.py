@@ -238,15 +238,13 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
     ) -> list[IndexedDocument]:
         where: list[Composable] = [SQL("NOT long")]
         params: list[Any] = []
-        if not test:
-            pass
-        elif ids is not None:
+        if test and ids is not None:
             # A join on the ids (the primary key), then a sort: "id = ANY(array)"
             # lets the planner walk the order index testing each row against
             # the whole array (600 ms for 7,669 ids at 1,000,000 documents).
             where.append(SQL("id IN (SELECT unnest(%s::bigint[]))"))
             params.append(list(ids))
-        else:
+        elif test:
             where.append(SQL("tsv @@ {0}").format(_QUERY))
             params.append(" ".join(query.phrase))
         for bound, op in ((after, SQL(">")), (upto, SQL("<="))):

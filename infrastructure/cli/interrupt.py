@@ -10,11 +10,15 @@ user reads names those sessions, and the exit status is
 
 from __future__ import annotations
 
+import logging
 import signal
+import sys
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from types import FrameType
+
+log = logging.getLogger(__name__)
 
 EXIT_INTERRUPTED: Final = 130
 """The status a shell gives a command stopped by Ctrl-C (128 + SIGINT)."""
@@ -30,7 +34,21 @@ class Interrupted(KeyboardInterrupt):
 
 
 def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
+    # The signal may land between a library context manager's setup and its
+    # block (a pooled connection checked out, never checked in): its cleanup then
+    # runs at garbage collection, after the store is closed, and Python would
+    # print "Exception ignored in ..." after the one line. Once stopped, such
+    # errors are logged, not printed.
+    sys.unraisablehook = _log_unraisable
     raise Interrupted(signum)
+
+
+def _log_unraisable(unraisable: sys.UnraisableHookArgs) -> None:
+    log.debug(
+        "after a stop signal, ignored in %r: %r",
+        unraisable.object,
+        unraisable.exc_value,
+    )
 
 
 def install_stop_handlers() -> None:

@@ -1,14 +1,18 @@
 """Content-search figures: catch-up throughput, index size, first-page latency.
 
 ``python -m tests.benchmarks.search_figures --sessions 10000 --events 100
-[--postgres] [--db PATH]`` builds a corpus of Zipf-distributed words (a rare
-word in about fifty events, a common word in nearly every one) straight into
-the recorder, indexes it from position 0 (``rebuild``), and times the first
-page of ``search_sessions`` for a rare word, a common word and a 3-word phrase,
-beside a naive scan (``LIKE`` over the stored rows, or ``ILIKE`` on
-PostgreSQL). ``--db`` keeps the SQLite corpus in a file and reuses it on the
-next run (its byte counts in a ``.json`` beside it). Prints Markdown;
-docs/search.md quotes a run. Run it under ``/usr/bin/time -v`` for peak RSS.
+[--corpus zipf|realistic] [--seed N] [--postgres] [--db PATH]`` builds a corpus
+straight into the recorder, indexes it from position 0 (``rebuild``), and times
+the first page of ``search_sessions`` for a rare word, a common word, a
+mid-frequency word and 3-word phrases, beside a naive scan (``LIKE`` over the
+stored rows, or ``ILIKE`` on PostgreSQL). ``--corpus zipf`` (the default) draws
+40 words per event from a Zipf distribution over ``w0..w19999``;
+``--corpus realistic`` is agent sessions written from the Python standard
+library's sources (:mod:`tests.benchmarks.stdlib_corpus`), its queries chosen by
+counting a pilot prefix. ``--db`` keeps the SQLite corpus in a file and reuses
+it on the next run (its byte counts and queries in a ``.json`` beside it).
+Prints Markdown; docs/search.md quotes a run. Run it under ``/usr/bin/time -v``
+for peak RSS.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -31,11 +36,19 @@ from agentlog.application.catch_up import views_of
 from agentlog.application.query import SessionQuery
 from agentlog.application.search_index import search_index_of
 from agentlog.domain.json import dumps
+from agentlog.domain.search_text import document_text, tokens
+from tests.benchmarks import stdlib_corpus
 from tests.query.support import header, raw_write_many
 
 VOCABULARY = [f"w{n}" for n in range(20_000)]
-RARE = "zyzzogeton"
+RARE = stdlib_corpus.RARE
 PHRASE = "w1 w2 w3"
+ZIPF_QUERIES = (
+    ("rare word", RARE),
+    ("common word", "w0"),
+    ("mid-frequency word", "w500"),
+    ("3-word phrase", PHRASE),
+)
 REPEAT = 20
 
 
@@ -164,50 +177,147 @@ def store(
             app.close()
 
 
-def build(app: Sessions, sessions: int, events: int) -> tuple[int, int]:
-    """Store the corpus; the log's JSON bytes and its indexed text bytes."""
-    log_bytes = text_bytes = 0
+def logs(
+    kind: str, sessions: int, events: int, seed: int
+) -> Iterable[tuple[Any, list[Any]]]:
+    if kind == "realistic":
+        return stdlib_corpus.Corpus(sessions, events, seed)
+    return corpus(sessions, events, seed)
+
+
+def build(
+    app: Sessions, kind: str, sessions: int, events: int, seed: int
+) -> dict[str, Any]:
+    """Store the corpus; what it holds: the log's JSON bytes, the indexed text
+    bytes (exactly the documents content search extracts), documents per type,
+    their tokens, and (realistic corpus) the queries chosen on a pilot prefix."""
+    log_bytes = text_bytes = token_count = 0
+    documents: Counter[str] = Counter()
+    pilot: list[str] | None = [] if kind == "realistic" else None
     batch: list[Any] = []
-    for head, log in corpus(sessions, events):
-        log_bytes += sum(len(dumps(event)) for event in log)
-        text_bytes += sum(
-            len(
-                str(
-                    e["data"].get("arguments") or e["data"]["content"][0]["text"]
-                ).encode()
-            )
-            for e in log
-        )
+    for number, (head, log) in enumerate(logs(kind, sessions, events, seed), 1):
+        for event in log:
+            log_bytes += len(dumps(event))
+            text = document_text(event)
+            if text is None:
+                continue
+            documents[event["type"]] += 1
+            text_bytes += len(text.encode())
+            token_count += len(tokens(text))
+            if pilot is not None and number <= stdlib_corpus.PILOT_SESSIONS:
+                pilot.append(text)
         batch.append((head, log))
         if len(batch) == 100:
             raw_write_many(app, batch)
             batch = []
     if batch:
         raw_write_many(app, batch)
-    return log_bytes, text_bytes
+    figures: dict[str, Any] = {
+        "corpus": kind,
+        "seed": seed,
+        "sessions": sessions,
+        "events": events,
+        "log_bytes": log_bytes,
+        "text_bytes": text_bytes,
+        "tokens": token_count,
+        "documents": dict(sorted(documents.items())),
+    }
+    if pilot is not None:
+        figures["queries"] = queries_of(stdlib_corpus.choose_queries(pilot))
+    return figures
+
+
+def queries_of(chosen: stdlib_corpus.Queries) -> dict[str, Any]:
+    """The realistic corpus's timed queries, with the pilot's counts."""
+    pilot = f"of the pilot's {chosen.pilot_documents:,} documents"
+    return {
+        "rows": [
+            ["rare word", RARE],
+            ["most common token", chosen.common],
+            ["mid-frequency word", chosen.middle],
+            ["natural phrase", chosen.natural],
+            ["top-3 tokens as a phrase", chosen.worst],
+        ],
+        "notes": [
+            f"most common token `{chosen.common}`: in {chosen.counts[chosen.common]:,} "
+            + pilot,
+            f"mid-frequency word `{chosen.middle}` (nearest 0.75%): in "
+            f"{chosen.counts[chosen.middle]:,} " + pilot,
+            f"natural phrase `{chosen.natural}` (the most frequent of "
+            f"{len(stdlib_corpus.NATURAL_PHRASES)} candidates): in "
+            f"{chosen.counts[chosen.natural]:,} " + pilot,
+            f"top-3 tokens as a phrase `{chosen.worst}`: in "
+            f"{chosen.counts[chosen.worst]:,} " + pilot + " as a phrase, "
+            f"all three words in {chosen.together:,}",
+        ],
+    }
+
+
+def load_figures(sidecar: str) -> dict[str, Any]:
+    """A stored corpus's figures; an older sidecar is ``[log_bytes, text_bytes]``
+    of a Zipf corpus (text bytes then an estimate, no document counts)."""
+    with open(sidecar) as file:
+        stored = json.load(file)
+    if isinstance(stored, list):
+        return {"corpus": "zipf", "log_bytes": stored[0], "text_bytes": stored[1]}
+    return dict(stored)
+
+
+def describe(figures: dict[str, Any], events: int) -> None:
+    """Print what the corpus holds: bytes per event, documents, tokens."""
+    print(
+        f"- corpus `{figures['corpus']}`: {figures['log_bytes'] / events:,.0f} JSON "
+        f"bytes/event, {figures['text_bytes'] / events:,.0f} indexed text "
+        "bytes/event (UTF-8 of the extracted documents)"
+    )
+    documents = figures.get("documents")
+    if documents:
+        count = sum(documents.values())
+        kinds = ", ".join(f"{kind} {n:,}" for kind, n in documents.items())
+        print(
+            f"- documents: {count:,} ({kinds}); "
+            f"{figures['tokens'] / count:.1f} tokens/document, "
+            f"{figures['text_bytes'] / figures['tokens']:.2f} bytes/token"
+        )
+    for note in figures.get("queries", {}).get("notes", ()):
+        print(f"- query choice: {note}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--events", type=int, default=100)
+    parser.add_argument("--corpus", choices=("zipf", "realistic"), default="zipf")
+    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--postgres", action="store_true")
     parser.add_argument("--repeat", type=int, default=REPEAT)
     parser.add_argument("--db", help="SQLite corpus file to keep and reuse")
     args = parser.parse_args()
     sidecar = None if args.db is None else f"{args.db}.json"
+    if sidecar is not None and os.path.exists(sidecar):
+        stored = load_figures(sidecar)
+        asked = {
+            "corpus": args.corpus,
+            "sessions": args.sessions,
+            "events": args.events,
+        }
+        for key, value in asked.items():
+            if stored.get(key, value) != value:
+                parser.error(f"{args.db} holds {key} {stored[key]}, not {value}")
     with store(args.postgres, args.db) as (app, size, naive):
         start = time.perf_counter()
         if sidecar is not None and os.path.exists(sidecar):
-            with open(sidecar) as file:
-                log_bytes, text_bytes = json.load(file)
+            figures = load_figures(sidecar)
             print(f"- corpus reused from {args.db}")
         else:
-            log_bytes, text_bytes = build(app, args.sessions, args.events)
+            figures = build(app, args.corpus, args.sessions, args.events, args.seed)
             print(f"- corpus stored in {time.perf_counter() - start:.1f} s")
             if sidecar is not None:
                 with open(sidecar, "w") as file:
-                    json.dump([log_bytes, text_bytes], file)
+                    json.dump(figures, file)
+        log_bytes, text_bytes = figures["log_bytes"], figures["text_bytes"]
+        events = args.sessions * args.events
+        describe(figures, events)
         sys.stdout.flush()
         index = search_index_of(app)
         assert index is not None
@@ -215,7 +325,6 @@ def main() -> None:
         read = index.rebuild()
         elapsed = time.perf_counter() - start
         index_bytes = size()
-        events = args.sessions * args.events
         query = SessionQuery(app)
         backend = "PostgreSQL" if args.postgres else "SQLite"
         print(f"## {backend}: {args.sessions:,} sessions, {events:,} events")
@@ -244,12 +353,8 @@ def main() -> None:
             "| naive scan p50 / p95 / max |"
         )
         print("|---|---|---|---|---|")
-        for label, text in (
-            ("rare word", RARE),
-            ("common word", "w0"),
-            ("mid-frequency word", "w500"),
-            ("3-word phrase", PHRASE),
-        ):
+        rows = figures.get("queries", {}).get("rows", ZIPF_QUERIES)
+        for label, text in rows:
             phrase = tuple(text.split())
             ids = view.matching_ids(phrase, search_plan.RARE_CAP)
             matches = len(view.select_ids(phrase, None))
@@ -262,6 +367,7 @@ def main() -> None:
                 f"{floor[0]:.1f} / {floor[1]:.1f} / {floor[2]:.1f} ms |"
             )
             sys.stdout.flush()
+        print(f"- load average after the queries: {os.getloadavg()}")
     sys.stdout.flush()
 
 

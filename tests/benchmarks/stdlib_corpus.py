@@ -11,7 +11,8 @@ comment paragraphs, 20-300 tokens). Every event is a valid core event that conte
 search indexes (no turn or step boundaries: those hold no text), so a session of
 ``n`` events is ``n`` documents, as in the Zipf corpus.
 
-Session ids are UUID4 strings, times epoch milliseconds: sessions start at distinct
+The rare word ``zyzzogeton`` is put in exactly 50 texts, at places drawn over the
+whole corpus. Session ids are UUID4 strings, times epoch milliseconds: sessions start at distinct
 moments over 90 days, in storage order, and their events follow 0.2-60 s apart.
 Everything is drawn from one ``random.Random(seed)`` and the sorted source files,
 so a seed gives the same corpus on the same Python version; sessions are made one
@@ -246,23 +247,23 @@ class Corpus:
     def __iter__(self) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
         rng = random.Random(self.seed)
         starts = sorted(rng.sample(range(SPAN), self.sessions))
-        rare_left = RARE_EVENTS
+        total = self.sessions * self.events
+        rare_at = set(rng.sample(range(total), min(RARE_EVENTS, total)))
         pending = 0
-        chance = RARE_EVENTS / max(1, self.sessions * self.events)
+        number = itertools.count()
         for start in starts:
             session_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
             created = START + start
             log = list(self._session(SessionWriter(rng, self.files), created + 300))
             for event in log:
-                # A draw that lands on a tool call waits for the next text.
-                pending += rare_left > pending and rng.random() < chance
+                # A place that falls on a tool call moves to the next text.
+                pending += next(number) in rare_at
                 blocks = event["data"].get("content")
                 if pending and blocks:
                     words = blocks[0]["text"].split(" ")
                     words.insert(rng.randrange(len(words) + 1), RARE)
                     blocks[0]["text"] = " ".join(words)
                     pending -= 1
-                    rare_left -= 1
             head = {"version": 0, "id": session_id, "createdAt": created}
             yield {**head, "cwd": "/home/dev/cpython"}, log
 

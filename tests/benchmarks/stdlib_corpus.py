@@ -12,8 +12,9 @@ search indexes (no turn or step boundaries: those hold no text), so a session of
 ``n`` events is ``n`` documents, as in the Zipf corpus.
 
 The rare word ``zyzzogeton`` is put in exactly 50 texts, at places drawn over the
-whole corpus. Session ids are UUID4 strings, times epoch milliseconds: sessions start at distinct
-moments over 90 days, in storage order, and their events follow 0.2-60 s apart.
+whole corpus. Session ids are UUID4 strings, times epoch milliseconds: sessions
+start at distinct moments over 90 days, in storage order, and their events follow
+0.2-60 s apart.
 Everything is drawn from one ``random.Random(seed)`` and the sorted source files,
 so a seed gives the same corpus on the same Python version; sessions are made one
 at a time (only the sources are held).

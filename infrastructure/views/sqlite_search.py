@@ -1,15 +1,20 @@
 """The SQLite search index: a contentless FTS5 table and an order index.
 
-``agentlog_search_v2`` holds each session's decision state (as the other views
-hold rows); ``agentlog_search_v2_docs`` one row per document *without its text*:
-session id (UTF-8 bytes with ``surrogatepass``, docs/strings.md), ``-seq``,
-type, surface class (a code), and the order key's parts (``doc_tokens``,
-``neg_time``), under two unique indexes: the order key, and the session then the
-key. ``agentlog_search_v2_fts`` is a contentless FTS5 index (``unicode61``,
-diacritics kept, no column sizes; rowid = the document's id) of the text with
-lone surrogates as U+FFFD and NUL as a space — both separators, for FTS5 and for
-``domain.search_text`` alike, so matching is the same. Documents, states and the
-tracking position change in one transaction.
+``agentlog_search_v3`` holds each session's decision state (as the other views
+hold rows); ``agentlog_search_v3_docs`` one row per document *without its text*:
+the session's label, ``-seq``, the order key's other parts (``doc_tokens``,
+``neg_time``) and ``flags`` (type code, surface class, whether the time is a
+number), under two unique indexes: the order key, and the session then the key.
+A session id is stored once, in ``agentlog_search_v3_sessions`` beside its
+*label*: an integer that sorts as the id does (``session_labels``), so the order
+key compares labels in SQL and each document row carries a few bytes instead of
+the id (three copies of a 36-character UUID were most of a document's row); a
+type is stored once in ``agentlog_search_v3_types``. ``agentlog_search_v3_fts``
+is a contentless FTS5 index (``unicode61``, diacritics kept, no column sizes;
+rowid = the document's id) of the text with lone surrogates as U+FFFD and NUL
+as a space — both separators, for FTS5 and for ``domain.search_text`` alike, so
+matching is the same. Documents, states and the tracking position change in one
+transaction.
 
 A contentless table forgets a row only given the exact text it indexed: the
 texts are recomputed from the session's stored events (``SearchView.texts``)
@@ -44,23 +49,40 @@ from agentlog.application.search_match import (
     token_count,
 )
 from agentlog.infrastructure.views import decode_text, encode_text, write_tracked
+from agentlog.infrastructure.views.session_labels import (
+    LABELS,
+    TABLE_STATEMENT,
+    forget_label,
+    label_bound,
+    label_of,
+)
 from agentlog.infrastructure.views.sqlite import SQLiteView
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Sequence
+    from collections.abc import Callable, Collection, Mapping, Sequence
 
     from eventsourcing.persistence import Tracking
     from eventsourcing.sqlite import SQLiteCursor
 
 log = logging.getLogger(__name__)
 _UNSAFE = re.compile("[\x00\ud800-\udfff]")
-DOCS = "agentlog_search_v2_docs"
-FTS = "agentlog_search_v2_fts"
-META = "agentlog_search_v2_meta"
+DOCS = "agentlog_search_v3_docs"
+FTS = "agentlog_search_v3_fts"
+META = "agentlog_search_v3_meta"
+TYPES = "agentlog_search_v3_types"
 IDS = "temp.agentlog_search_ids"
-KEY = "d.doc_tokens, d.neg_time, d.session_id, d.neg_seq"
-_COLUMNS = "d.session_id, d.neg_seq, d.type, d.surface, d.doc_tokens, d.neg_time, d.id"
-_OLD = ("agentlog_search_v1_fts", "agentlog_search_v1_docs", "agentlog_search_v1")
+KEY = "d.doc_tokens, d.neg_time, d.label, d.neg_seq"
+_COLUMNS = "s.session_id, d.neg_seq, d.flags, d.doc_tokens, d.neg_time, d.id"
+_SOURCE = f"{DOCS} AS d JOIN {LABELS} AS s ON s.label = d.label"
+_LABEL_OF = f"SELECT label FROM {LABELS} WHERE session_id = ?"
+_LABELS_OF_IDS = (
+    f"SELECT s2.label FROM {IDS} AS i JOIN {LABELS} AS s2 ON s2.session_id = i.id"
+)
+_OLD = tuple(
+    f"agentlog_search_v{version}{part}"
+    for version in (1, 2)
+    for part in ("_fts", "_docs", "_meta", "")
+)
 
 
 def fts_body(text: str) -> str:
@@ -74,13 +96,18 @@ def fts_phrase(phrase: Sequence[str]) -> str:
     return '"' + " ".join(phrase) + '"'
 
 
-def _document(record: Sequence[Any]) -> IndexedDocument:
-    session_id, neg_seq, kind, surface, doc_tokens, neg_time, number = record
+def _flags(type_code: int, surface: int, timed: bool) -> int:
+    """One column for three small values: ``type code << 3 | surface << 1 | timed``."""
+    return type_code << 3 | surface << 1 | int(timed)
+
+
+def _document(record: Sequence[Any], types: Mapping[int, str]) -> IndexedDocument:
+    session_id, neg_seq, flags, doc_tokens, neg_time, number = record
     return IndexedDocument(
         decode_text(session_id),
         -neg_seq,
-        decode_text(kind),
-        SURFACES[surface],
+        types[flags >> 3],
+        SURFACES[flags >> 1 & 3],
         doc_tokens,
         float(neg_time),
         number,
@@ -90,20 +117,26 @@ def _document(record: Sequence[Any]) -> IndexedDocument:
 class SQLiteSearchView(SQLiteView[SearchState], SearchView):
     """States, documents and their FTS5 index in the events' database."""
 
+    view_name = "search.v3"
+    table_name = "agentlog_search_v3"
+
     def index_statements(self) -> list[str]:
         drops = [f"DROP TABLE IF EXISTS {name}" for name in _OLD]
         return [
             *drops,
-            "DELETE FROM tracking WHERE application_name LIKE '%#search.v1'",
+            "DELETE FROM tracking WHERE application_name LIKE '%#search.v1' "
+            "OR application_name LIKE '%#search.v2'",
             f"CREATE TABLE IF NOT EXISTS {DOCS} ("
-            "id INTEGER PRIMARY KEY AUTOINCREMENT, session_id BLOB NOT NULL, "
+            "id INTEGER PRIMARY KEY AUTOINCREMENT, label INTEGER NOT NULL, "
             "neg_seq INTEGER NOT NULL, doc_tokens INTEGER NOT NULL, "
-            "neg_time REAL NOT NULL, timed INTEGER NOT NULL, type BLOB NOT NULL, "
-            "surface INTEGER NOT NULL)",
+            "neg_time REAL NOT NULL, flags INTEGER NOT NULL)",
             f"CREATE UNIQUE INDEX IF NOT EXISTS {DOCS}_key ON {DOCS} "
-            "(doc_tokens, neg_time, session_id, neg_seq)",
+            "(doc_tokens, neg_time, label, neg_seq)",
             f"CREATE UNIQUE INDEX IF NOT EXISTS {DOCS}_session ON {DOCS} "
-            "(session_id, doc_tokens, neg_time, neg_seq)",
+            "(label, doc_tokens, neg_time, neg_seq)",
+            TABLE_STATEMENT,
+            f"CREATE TABLE IF NOT EXISTS {TYPES} "
+            "(code INTEGER PRIMARY KEY, type BLOB NOT NULL UNIQUE)",
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS} USING fts5(body, "
             "content='', columnsize=0, tokenize='unicode61 remove_diacritics 0')",
             f"CREATE TABLE IF NOT EXISTS {META} "
@@ -146,19 +179,19 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             self.purge(changes.erased, c)
         if changes.states:
             c.executemany(self._upsert_sql, [self._encode(s) for s in changes.states])
+        labels: dict[str, int] = {}
+        codes: dict[str, int] = {}
         for doc in changes.documents:
+            label = label_of(c, doc.session_id, DOCS, labels)
+            flags = _flags(
+                _type_code(c, doc.type, codes),
+                SURFACES.index(doc.surface),
+                type(doc.time) in (int, float),
+            )
             c.execute(
-                f"INSERT INTO {DOCS} (session_id, neg_seq, doc_tokens, neg_time, "
-                "timed, type, surface) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    encode_text(doc.session_id),
-                    -doc.seq,
-                    token_count(doc.text),
-                    time_key(doc.time),
-                    int(type(doc.time) in (int, float)),
-                    encode_text(doc.type),
-                    SURFACES.index(doc.surface),
-                ),
+                f"INSERT INTO {DOCS} (label, neg_seq, doc_tokens, neg_time, flags) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (label, -doc.seq, token_count(doc.text), time_key(doc.time), flags),
             )
             c.execute(
                 f"INSERT INTO {FTS} (rowid, body) VALUES (last_insert_rowid(), ?)",
@@ -167,10 +200,11 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         shadowed: dict[str, list[int]] = {}
         for session_id, seq in changes.shadowed:
             shadowed.setdefault(session_id, []).append(-seq)
+        shadow = SURFACES.index("shadowed") << 1
         for session_id, seqs in shadowed.items():
             c.execute(
-                f"UPDATE {DOCS} SET surface = 1 WHERE session_id = ? "
-                f"AND neg_seq IN (SELECT value FROM json_each(?))",
+                f"UPDATE {DOCS} SET flags = flags & ~6 | {shadow} WHERE label = "
+                f"({_LABEL_OF}) AND neg_seq IN (SELECT value FROM json_each(?))",
                 (encode_text(session_id), json.dumps(seqs)),
             )
 
@@ -179,7 +213,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
     ) -> None:
         """Drop one session's documents, naming each FTS row's text to forget it."""
         key = encode_text(session_id)
-        c.execute(f"SELECT id, neg_seq FROM {DOCS} WHERE session_id = ?", (key,))
+        c.execute(f"SELECT id, neg_seq FROM {DOCS} WHERE label = ({_LABEL_OF})", (key,))
         rows = [(row[0], -row[1]) for row in c.fetchall()]
         if rows:
             texts = None if self.texts is None else self.texts(session_id)
@@ -206,13 +240,14 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                     f"INSERT INTO {META} (name, value) VALUES ('stale', 1) "
                     "ON CONFLICT (name) DO UPDATE SET value = 1"
                 )
-        c.execute(f"DELETE FROM {DOCS} WHERE session_id = ?", (key,))
+        c.execute(f"DELETE FROM {DOCS} WHERE label = ({_LABEL_OF})", (key,))
 
     def purge(self, session_ids: Collection[str], cursor: Any = None) -> None:
         def run(c: SQLiteCursor) -> None:
             states = self._select(c, session_ids)
             for session_id in sorted(session_ids):
                 self._forget(c, session_id, states.get(session_id))
+                forget_label(c, session_id)
                 c.execute(
                     f"DELETE FROM {self.table_name} WHERE session_id = ?",
                     (encode_text(session_id),),
@@ -262,45 +297,51 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
     ) -> list[IndexedDocument]:
         params: list[Any] = []
         if not test:
-            source = f"{DOCS} AS d"
+            source = _SOURCE
             where = ["1"]
         elif ids is not None:
             # The few matching ids drive the query (CROSS JOIN keeps them outer).
-            source = f"json_each(?) AS m CROSS JOIN {DOCS} AS d ON d.id = m.value"
+            source = (
+                f"json_each(?) AS m CROSS JOIN {DOCS} AS d ON d.id = m.value "
+                f"JOIN {LABELS} AS s ON s.label = d.label"
+            )
             params.append(json.dumps(list(ids)))
             where = ["1"]
         else:
-            source = f"{DOCS} AS d"
+            source = _SOURCE
             where = [
                 f"EXISTS (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? AND rowid = d.id)"
             ]
             params.append(fts_phrase(query.phrase))
-        if session_id is not None:
-            where.append("d.session_id = ?")
-            params.append(encode_text(session_id))
-            for bound, op in ((after, ">"), (upto, "<=")):
-                if bound is not None:
-                    length, moment, _, neg_seq = session_bound(bound, session_id)
-                    where.append(
-                        f"(d.doc_tokens, d.neg_time, d.neg_seq) {op} (?, ?, ?)"
-                    )
-                    params += [length, moment, neg_seq]
-        else:
-            for bound, op in ((after, ">"), (upto, "<=")):
-                if bound is not None:
-                    length, moment, key_session, neg_seq = bound
-                    where.append(f"({KEY}) {op} (?, ?, ?, ?)")
-                    params += [length, moment, encode_text(key_session), neg_seq]
-        where += _filters(query, params)
-        sql = (
-            f"SELECT {_COLUMNS} FROM {source} WHERE {' AND '.join(where)} "
-            f"ORDER BY {KEY} LIMIT ?"
-        )
-        params.append(limit)
         with self.datastore.transaction(commit=False) as c:
+            if session_id is not None:
+                where.append(f"d.label = ({_LABEL_OF})")
+                params.append(encode_text(session_id))
+                for bound, op in ((after, ">"), (upto, "<=")):
+                    if bound is not None:
+                        length, moment, _, neg_seq = session_bound(bound, session_id)
+                        where.append(
+                            f"(d.doc_tokens, d.neg_time, d.neg_seq) {op} (?, ?, ?)"
+                        )
+                        params += [length, moment, neg_seq]
+            else:
+                for bound, op in ((after, ">"), (upto, "<=")):
+                    if bound is not None:
+                        length, moment, key_session, neg_seq = bound
+                        label, neg_seq = label_bound(c, key_session, neg_seq)
+                        where.append(f"({KEY}) {op} (?, ?, ?, ?)")
+                        params += [length, moment, label, neg_seq]
+            where += _filters(query, params)
+            sql = (
+                f"SELECT {_COLUMNS} FROM {source} WHERE {' AND '.join(where)} "
+                f"ORDER BY {KEY} LIMIT ?"
+            )
+            params.append(limit)
             self._session_sets(c, query)
             c.execute(sql, params)
-            return [_document(tuple(r)) for r in c.fetchall()]
+            records = c.fetchall()
+            types = _types(c) if records else {}
+            return [_document(tuple(r), types) for r in records]
 
     @staticmethod
     def _session_sets(c: SQLiteCursor, query: IndexQuery) -> None:
@@ -326,9 +367,11 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
 
     def documents(self) -> list[IndexedDocument]:
         with self.datastore.transaction(commit=False) as c:
-            order = "d.session_id, d.neg_seq DESC"
-            c.execute(f"SELECT {_COLUMNS} FROM {DOCS} AS d ORDER BY {order}")
-            return [_document(tuple(r)) for r in c.fetchall()]
+            order = "d.label, d.neg_seq DESC"
+            c.execute(f"SELECT {_COLUMNS} FROM {_SOURCE} ORDER BY {order}")
+            records = c.fetchall()
+            types = _types(c)
+            return [_document(tuple(r), types) for r in records]
 
     def fts_integrity(self) -> None:
         """FTS5's own check of the index against the documents' rowids
@@ -350,6 +393,8 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         with self.datastore.transaction(commit=True) as c:
             c.execute(f"INSERT INTO {FTS} ({FTS}) VALUES ('delete-all')")
             c.execute(f"DELETE FROM {DOCS}")
+            c.execute(f"DELETE FROM {LABELS}")
+            c.execute(f"DELETE FROM {TYPES}")
             # Ids restart: a rebuild numbers the documents as the first pass did.
             c.execute("DELETE FROM sqlite_sequence WHERE name = ?", (DOCS,))
             c.execute(f"DELETE FROM {META}")
@@ -371,7 +416,7 @@ def _filters(query: IndexQuery, params: list[Any]) -> list[str]:
         where.append("d.neg_seq >= ?")
         params.append(seq_bound(-wanted.seq_to))
     if wanted.time_from is not None or wanted.time_to is not None:
-        where.append("d.timed")
+        where.append("d.flags & 1")
     if wanted.time_from is not None:
         where.append("-d.neg_time >= ?")
         params.append(time_bound(wanted.time_from))
@@ -380,19 +425,37 @@ def _filters(query: IndexQuery, params: list[Any]) -> list[str]:
         params.append(time_bound(wanted.time_to))
     if wanted.types is not None:
         marks = ", ".join("?" for _ in wanted.types)
-        where.append(f"d.type IN ({marks})")
+        where.append(
+            f"d.flags >> 3 IN (SELECT code FROM {TYPES} WHERE type IN ({marks}))"
+        )
         params += [encode_text(kind) for kind in wanted.types]
     if wanted.surfaces is not None:
         codes = sorted({SURFACES.index(surface) for surface in wanted.surfaces})
-        where.append(f"d.surface IN ({', '.join(str(code) for code in codes)})")
+        where.append(f"d.flags >> 1 & 3 IN ({', '.join(str(code) for code in codes)})")
     if query.snapshot is not None:
         where.append("d.id <= ?")
         params.append(query.snapshot)
     if query.sessions is not None:
-        where.append(f"d.session_id IN (SELECT id FROM {IDS} WHERE allowed = 1)")
+        where.append(f"d.label IN ({_LABELS_OF_IDS} WHERE i.allowed = 1)")
     if query.excluded:
-        where.append(f"d.session_id NOT IN (SELECT id FROM {IDS} WHERE allowed = 0)")
+        where.append(f"d.label NOT IN ({_LABELS_OF_IDS} WHERE i.allowed = 0)")
     return where
+
+
+def _type_code(c: SQLiteCursor, kind: str, known: dict[str, int]) -> int:
+    """The type's code in :data:`TYPES`, added on first use."""
+    if kind not in known:
+        key = encode_text(kind)
+        c.execute(f"INSERT OR IGNORE INTO {TYPES} (type) VALUES (?)", (key,))
+        c.execute(f"SELECT code FROM {TYPES} WHERE type = ?", (key,))
+        known[kind] = int(c.fetchone()[0])
+    return known[kind]
+
+
+def _types(c: SQLiteCursor) -> dict[int, str]:
+    """Every type code (a handful), read with the rows that use them."""
+    c.execute(f"SELECT code, type FROM {TYPES}")
+    return {int(code): decode_text(kind) for code, kind in c.fetchall()}
 
 
 SEARCH_VIEW = SQLiteSearchView

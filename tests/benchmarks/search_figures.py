@@ -158,7 +158,7 @@ def store(
             with app.factory.datastore.transaction(commit=False) as c:  # type: ignore[attr-defined]
                 c.execute(
                     "SELECT sum(pgsize) FROM dbstat "
-                    "WHERE name LIKE 'agentlog_search_v2%'"
+                    "WHERE name LIKE 'agentlog_search_v%'"
                 )
                 return int(c.fetchone()[0] or 0)
 

@@ -373,10 +373,11 @@ def test_index_keeps_no_text(app: Sessions) -> None:
             )
             names = {row["name"] for row in c.fetchall()}
         else:
-            c.execute("PRAGMA table_info(agentlog_search_v2_docs)")
+            c.execute("PRAGMA table_info(agentlog_search_v3_docs)")
             names = {row[1] for row in c.fetchall()}
     assert names and not names & {"text", "body"}
-    assert {"doc_tokens", "neg_time", "session_id", "neg_seq"} <= names
+    assert {"doc_tokens", "neg_time", "neg_seq"} <= names
+    assert names & {"session_id", "label"}
 
 
 def sqlite_only(app: Sessions) -> Any:

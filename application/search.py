@@ -48,12 +48,13 @@ from agentlog.application.search_models import (
 )
 from agentlog.application.search_plan import IndexPlan
 from agentlog.application.store_reader import StoreReader
+from agentlog.application.stored_log import PlacedEvents
 from agentlog.domain.errors import SessionNotFoundError, SessionQueryError
 from agentlog.domain.search_text import SearchDocument, document_text, normalize_space
 from agentlog.domain.title import fold_session_title
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Mapping, Sequence
+    from collections.abc import Collection, Iterable, Mapping, Sequence
 
     from agentlog.application.query import SessionQuery
     from agentlog.application.query_models import (
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
         SessionRecord,
         SurfaceClass,
     )
+    from agentlog.application.stored_log import Place
     from agentlog.domain.json import Envelope
 
 log = logging.getLogger(__name__)
@@ -399,6 +401,7 @@ class ContentSearch:
             raise
         except Exception as error:
             raise SessionQueryError.listing_failed(error) from error
+        stored.prefetch(rows)
         for row in rows:
             try:
                 best.append((row.key, stored.hit(row)))
@@ -440,6 +443,7 @@ class ContentSearch:
             raise
         except Exception as error:
             raise SessionQueryError.listing_failed(error) from error
+        stored.prefetch(rows[:size])
         page = [(row.key, stored.hit(row)) for row in rows[:size]]
         return page, len(rows) > size
 
@@ -479,7 +483,8 @@ class ContentSearch:
 
 
 class _Stored:
-    """Indexed documents made hits: each page row's event read from the log."""
+    """Indexed documents made hits: each page's events read from the log in
+    one read (:meth:`~agentlog.application.stored_log.StoredLog.events_at`)."""
 
     def __init__(
         self, query: SessionQuery, phrase: tuple[str, ...], wanted: EventFilter
@@ -488,19 +493,38 @@ class _Stored:
         self.phrase = phrase
         self.wanted = wanted
         self.check = None if wanted.text is None else self._check
-        self._texts: dict[tuple[str, int], tuple[Envelope | None, str]] = {}
+        self._reads: dict[Place, PlacedEvents] = {}
+        """The read that holds each place's event (a page's places share one)."""
+        self._texts: dict[Place, tuple[Envelope | None, str]] = {}
+
+    def prefetch(self, rows: Iterable[IndexedDocument]) -> None:
+        """Read the events of these rows (a page) at once; each hit then reads
+        as it would alone, its error included. A failed read is each row's."""
+        places = [
+            place
+            for place in ((row.session_id, row.seq) for row in rows)
+            if place not in self._reads
+        ]
+        if not places:
+            return
+        try:
+            read = self.log.events_at(places)
+        except Exception as error:  # raised by each row's read
+            read = PlacedEvents(failed=dict.fromkeys(places, error))
+        self._reads.update(dict.fromkeys(places, read))
 
     def _read(self, row: IndexedDocument) -> tuple[Envelope | None, str]:
         place = (row.session_id, row.seq)
         if place not in self._texts:
+            if place not in self._reads:
+                self.prefetch([row])
             try:
-                events = self.log.events(row.session_id, row.seq, row.seq)
+                event = self._reads[place].event(place)
             except SessionNotFoundError:
                 # Its key forgotten while the index still holds its documents.
                 raise SessionQueryError.not_found(row.session_id) from None
             except Exception as error:
                 raise SessionQueryError.load_failed(row.session_id, error) from error
-            event = events[0] if events else None
             text = None if event is None else document_text(event)
             self._texts[place] = (event, text or "")
         return self._texts[place]

@@ -11,14 +11,21 @@ library's repository with the same mapper.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from agentlog.domain.errors import CorruptSessionLogError, SessionNotFoundError
+from agentlog.domain.errors import (
+    AgentlogError,
+    CorruptSessionLogError,
+    SessionNotFoundError,
+)
 from agentlog.domain.events import Erased, SessionEvent
 from agentlog.domain.header import check_format_version
-from agentlog.domain.session import SessionCreated
+from agentlog.domain.session import SessionCreated, check_known_session_id
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
     from eventsourcing.application import Application
     from eventsourcing.persistence import ApplicationRecorder as Recorder
     from eventsourcing.persistence import Mapper, StoredEvent
@@ -27,6 +34,38 @@ if TYPE_CHECKING:
 
 VERSION_MAX = 2**63 - 1
 """The largest stored version a store's signed 64-bit column can bind."""
+
+Place = tuple[str, int]
+"""``(session id, seq)``: where one event of a stored log is."""
+
+
+@runtime_checkable
+class PlaceReader(Protocol):
+    """A recorder that reads rows of many streams in one statement
+    (``agentlog.infrastructure.recorders``)."""
+
+    def select_events_at_places(
+        self, places: Sequence[tuple[str, int]]
+    ) -> Sequence[StoredEvent]:
+        """The rows at these ``(originator id, version)`` places, any order."""
+        ...  # pragma: no cover
+
+
+@dataclass(frozen=True, slots=True)
+class PlacedEvents:
+    """What :meth:`StoredLog.events_at` read: each place's event, or the error
+    reading that one event alone raises."""
+
+    found: Mapping[Place, Envelope] = field(default_factory=dict)
+    failed: Mapping[Place, Exception] = field(default_factory=dict)
+
+    def event(self, place: Place) -> Envelope | None:
+        """The event at ``place`` as ``events(id, seq, seq)`` gives it: ``None``
+        if there is none, its error raised if its row cannot be read."""
+        error = self.failed.get(place)
+        if error is not None:
+            raise error
+        return self.found.get(place)
 
 
 class StoredLog:
@@ -96,8 +135,65 @@ class StoredLog:
             events.append(self.envelope(row))
         return events
 
+    def events_at(self, places: Iterable[Place]) -> PlacedEvents:
+        """The events at these places, from every session at once.
+
+        One statement on SQLite and PostgreSQL (a page of search hits is one
+        round trip, not one per hit). Each place reads as ``events(id, seq,
+        seq)`` would: a place of a session never stored (an id no store can
+        hold, with NUL or a lone surrogate, included) or erased (its rows are
+        deleted), or a seq out of range, reads nothing; a row that cannot be
+        read (corrupt, its session's key forgotten) fails that place only.
+        """
+        wanted = {place for place in places if _readable(place)}
+        if not wanted:
+            return PlacedEvents()
+        rows = self._rows_at(sorted(wanted))
+        found: dict[Place, Envelope] = {}
+        failed: dict[Place, Exception] = {}
+        for row in rows:
+            place = (str(row.originator_id), row.originator_version - 2)
+            if place not in wanted:
+                continue
+            if row.topic == Erased.TOPIC:
+                # A tombstone at the very place reads as ``events`` reads it.
+                failed[place] = SessionNotFoundError(place[0])
+                continue
+            try:
+                found[place] = self.envelope(row)
+            except Exception as error:  # raised by event(place)
+                failed[place] = error
+        return PlacedEvents(found, failed)
+
+    def _rows_at(self, places: Sequence[Place]) -> Sequence[StoredEvent]:
+        """The rows at these places: one statement where the recorder can,
+        else (another recorder class) one read per place."""
+        recorder = self.recorder
+        versions = [(session_id, seq + 2) for session_id, seq in places]
+        if isinstance(recorder, PlaceReader):
+            return recorder.select_events_at_places(versions)
+        return [
+            row
+            for session_id, version in versions
+            for row in recorder.select_events(session_id, gt=version - 1, lte=version)
+        ]
+
     def envelope(self, row: StoredEvent) -> Envelope:
         """One event row as its envelope, checked against the row by the mapper."""
         event = self.mapper.to_domain_event(row)
         assert isinstance(event, SessionEvent)
         return event.envelope
+
+
+def _readable(place: Place) -> bool:
+    """Whether a place could hold a stored event: a storable session id (the
+    rule of ``check_known_session_id``) and a seq whose version a store can
+    bind. Any other place reads nothing, as an id never stored does."""
+    session_id, seq = place
+    if type(seq) is not int or not 0 <= seq <= VERSION_MAX - 2:
+        return False
+    try:
+        check_known_session_id(session_id)
+    except AgentlogError:
+        return False
+    return True

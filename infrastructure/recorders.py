@@ -3,7 +3,10 @@
 Deriving messages needs only the events on the surface; a long session holds five
 or more log-only rows (stream chunks, boundaries) per message. Reading exactly the
 surface rows, instead of ranges that include the chunks between them, is the
-difference between decoding the surface and fetching the whole log.
+difference between decoding the surface and fetching the whole log. A search page
+reads its hits' rows, one from each of many sessions, the same way: the library
+reads one stream per call, one round trip each on PostgreSQL, so
+``select_events_at_places`` reads them all in one statement.
 
 A fork of a stored session copies the parent's rows in the database
 (:meth:`copy_stream`): the rows were validated when they were appended, and a
@@ -18,6 +21,7 @@ locking and notification, in constant memory however long the parent is.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
@@ -70,6 +74,8 @@ def first_versions(stored_events: Sequence[StoredEvent]) -> dict[str, int]:
 
 Row = tuple[int, str]
 """``(version, topic)`` of one stored row."""
+Place = tuple[str, int]
+"""``(originator id, version)``: where one stored row is."""
 
 
 def check_continues(
@@ -185,7 +191,8 @@ class StreamWrites(ApplicationRecorder):
 
 
 class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
-    """The library's SQLite recorder, plus :meth:`select_events_at`, the stream
+    """The library's SQLite recorder, plus the exact reads
+    (:meth:`select_events_at`, :meth:`select_events_at_places`), the stream
     writes, the write guard and erasure.
 
     Every connection of the store's pool runs with ``secure_delete`` on: a
@@ -348,9 +355,31 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
                 )
         return rows
 
+    def select_events_at_places(self, places: Sequence[Place]) -> list[StoredEvent]:
+        """The stored events at these places of any streams, in one statement.
+
+        The places go as one JSON array (no bound on host parameters), joined
+        on the primary key; a place without a row is left out. Ids must be
+        storable (no lone surrogate): the caller leaves others out.
+        """
+        if not places:
+            return []
+        value = json.dumps([list(place) for place in places], ensure_ascii=False)
+        with self.datastore.transaction(commit=False) as cursor:
+            cursor.execute(
+                "SELECT e.originator_id, e.originator_version, e.topic, e.state "
+                "FROM json_each(?) AS p CROSS JOIN "
+                f"{self.events_table_name} AS e "
+                "ON e.originator_id = json_extract(p.value, '$[0]') "
+                "AND e.originator_version = json_extract(p.value, '$[1]')",
+                (value,),
+            )
+            return [StoredEvent(*row) for row in cursor.fetchall()]
+
 
 class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
-    """The library's PostgreSQL recorder, plus the stream writes."""
+    """The library's PostgreSQL recorder, plus the stream writes and
+    :meth:`select_events_at_places`."""
 
     def _insert_stored_events(
         self,
@@ -433,6 +462,33 @@ class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
                 )
 
         copy_resealed(copy_from, reseal, read, write)
+
+    def select_events_at_places(self, places: Sequence[Place]) -> list[StoredEvent]:
+        """The stored events at these places of any streams, in one statement
+        (one round trip): the places go as two arrays, unnested and joined on
+        the primary key; a place without a row is left out. Ids must be
+        storable (no NUL): the caller leaves others out."""
+        if not places:
+            return []
+        statement = SQL(
+            "SELECT e.originator_id, e.originator_version, e.topic, e.state "
+            "FROM unnest(%s::text[], %s::bigint[]) AS p(id, version) "
+            "JOIN {0} AS e "
+            "ON e.originator_id = p.id AND e.originator_version = p.version"
+        ).format(self._events_table)
+        ids = [place[0] for place in places]
+        versions = [place[1] for place in places]
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(statement, (ids, versions), prepare=True)
+            return [
+                StoredEvent(
+                    row["originator_id"],
+                    row["originator_version"],
+                    row["topic"],
+                    bytes(row["state"]),
+                )
+                for row in curs.fetchall()
+            ]
 
     @property
     def _events_table(self) -> Composed:

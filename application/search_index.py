@@ -21,6 +21,7 @@ import logging
 import threading
 import weakref
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -32,7 +33,14 @@ from agentlog.domain.search_text import SearchDocument, SurfaceClass, document_t
 from agentlog.domain.surface import Surface, fold_step
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Mapping, Sequence
+    from collections.abc import (
+        Callable,
+        Collection,
+        Generator,
+        Iterator,
+        Mapping,
+        Sequence,
+    )
 
     from eventsourcing.application import Application
     from eventsourcing.persistence import Tracking
@@ -47,6 +55,8 @@ log = logging.getLogger(__name__)
 SURFACES: tuple[SurfaceClass, ...] = ("current", "shadowed", "log-only")
 """Surface classes by their stored code (the index stores the position)."""
 TEXT_SUM_MODULUS = 2**62
+MAX_BATCH = 4096
+"""The largest batch a view without streaming reads reads at once."""
 
 
 def text_hash(seq: int, text: str) -> int:
@@ -183,6 +193,47 @@ class SearchView(View[SearchState], ABC):
         Without ``test`` (one session only) neither holds: every document of the
         session that passes the filters, for the caller to test.
         """
+
+    @contextmanager
+    def reading(self) -> Iterator[Any]:
+        """One read transaction for a page's :meth:`stream` calls (``None``:
+        the view has no streaming reads, and each call reads in batches)."""
+        yield None
+
+    def stream(
+        self,
+        reader: Any,
+        query: IndexQuery,
+        *,
+        ids: Sequence[int] | None,
+        session_id: str | None = None,
+        after: OrderKey | None = None,
+        upto: OrderKey | None = None,
+        test: bool = True,
+        batch: int = 64,
+    ) -> Generator[IndexedDocument, None, None]:
+        """Every document :meth:`ranked` would return, in order, read lazily.
+
+        With a ``reader`` from :meth:`reading`, a view reads one query as the
+        caller consumes it (the caller stops the database's work by stopping);
+        this default reads :meth:`ranked` batches, each seeking past the last
+        key, growing from ``batch`` to :data:`MAX_BATCH`.
+        """
+        while True:
+            rows = self.ranked(
+                query,
+                ids=ids,
+                session_id=session_id,
+                after=after,
+                upto=upto,
+                limit=batch,
+                test=test,
+            )
+            yield from rows
+            if len(rows) < batch:
+                return
+            after = rows[-1].key
+            batch = min(batch * 4, MAX_BATCH)
 
     @abstractmethod
     def last_id(self) -> int:

@@ -17,11 +17,12 @@ was already listed (or outranked the cursor) and is left out.
 
 from __future__ import annotations
 
+from contextlib import closing, contextmanager
 from itertools import islice
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Generator, Iterator
 
     from agentlog.application.search_index import (
         IndexedDocument,
@@ -34,7 +35,6 @@ RARE_CAP = 20_000
 """Above this many matching documents a phrase is walked, not sorted: sorting
 costs about a microsecond per match, a walk about ten per document it tests
 (SQLite at 1,000,000 documents; docs/search.md#figures)."""
-MAX_BATCH = 4096
 Strategy = Literal["ids", "walk"]
 
 
@@ -65,13 +65,14 @@ class IndexPlan:
 
     def _rows(
         self,
+        reader: Any,
         *,
         batch: int,
         session_id: str | None = None,
         after: OrderKey | None = None,
         upto: OrderKey | None = None,
-    ) -> Iterator[IndexedDocument]:
-        """Matching documents in order, fetched a growing batch at a time.
+    ) -> Generator[IndexedDocument, None, None]:
+        """Matching documents in order, read as they are consumed.
 
         One session's documents with a rare phrase are tested against the ids
         here: sending every id to the database for each session would cost as
@@ -79,25 +80,32 @@ class IndexPlan:
         if self.empty:
             return
         own = session_id is not None and self._id_set is not None
-        while True:
-            rows = self.view.ranked(
-                self.query,
-                ids=self.ids,
-                session_id=session_id,
-                after=after,
-                upto=upto,
-                limit=batch,
-                test=not own,
-            )
+        rows = self.view.stream(
+            reader,
+            self.query,
+            ids=self.ids,
+            session_id=session_id,
+            after=after,
+            upto=upto,
+            test=not own,
+            batch=batch,
+        )
+        with closing(rows):
             for row in rows:
                 if own and row.id not in (self._id_set or ()):
                     continue
                 if self.check is None or self.check(row):
                     yield row
-            if len(rows) < batch:
-                return
-            after = rows[-1].key
-            batch = min(batch * 4, MAX_BATCH)
+
+    @contextmanager
+    def _reading(self) -> Iterator[Any]:
+        """The view's read transaction for this page, unless the ``check`` reads
+        the log as rows come (no read may wait inside another)."""
+        if self.check is not None:
+            yield None
+            return
+        with self.view.reading() as reader:
+            yield reader
 
     def sessions(self, after: OrderKey | None, limit: int) -> list[IndexedDocument]:
         """Up to ``limit + 1`` sessions' strongest hits after ``after``, in order."""
@@ -105,25 +113,35 @@ class IndexPlan:
             return []
         page: list[IndexedDocument] = []
         seen: set[str] = set()
-        for row in self._rows(after=after, batch=limit + 1):
-            if row.session_id in seen:
-                continue
-            seen.add(row.session_id)
-            if after is not None and self._any_upto(row.session_id, after):
-                continue
-            page.append(row)
-            if len(page) > limit:
-                break
+        with self._reading() as reader:
+            rows = self._rows(reader, after=after, batch=limit + 1)
+            with closing(rows):
+                for row in rows:
+                    if row.session_id in seen:
+                        continue
+                    seen.add(row.session_id)
+                    if after is not None and self._any_upto(
+                        reader, row.session_id, after
+                    ):
+                        continue
+                    page.append(row)
+                    if len(page) > limit:
+                        break
         return page
 
-    def _any_upto(self, session_id: str, key: OrderKey) -> bool:
+    def _any_upto(self, reader: Any, session_id: str, key: OrderKey) -> bool:
         """Whether the session has a hit at or before ``key``."""
-        rows = self._rows(session_id=session_id, upto=key, batch=8)
-        return next(rows, None) is not None
+        rows = self._rows(reader, session_id=session_id, upto=key, batch=8)
+        with closing(rows):
+            return next(rows, None) is not None
 
     def events(
         self, session_id: str, after: OrderKey | None, limit: int
     ) -> list[IndexedDocument]:
         """Up to ``limit + 1`` hits of one session after ``after``, in order."""
-        rows = self._rows(session_id=session_id, after=after, batch=limit + 1)
-        return list(islice(rows, limit + 1))
+        with self._reading() as reader:
+            rows = self._rows(
+                reader, session_id=session_id, after=after, batch=limit + 1
+            )
+            with closing(rows):
+                return list(islice(rows, limit + 1))

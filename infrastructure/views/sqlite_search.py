@@ -29,7 +29,10 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Literal
+
+from eventsourcing.sqlite import SQLiteCursor
 
 from agentlog.application.search_index import (
     SURFACES,
@@ -59,10 +62,16 @@ from agentlog.infrastructure.views.session_labels import (
 from agentlog.infrastructure.views.sqlite import SQLiteView
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Mapping, Sequence
+    from collections.abc import (
+        Callable,
+        Collection,
+        Generator,
+        Iterator,
+        Mapping,
+        Sequence,
+    )
 
     from eventsourcing.persistence import Tracking
-    from eventsourcing.sqlite import SQLiteCursor
 
 log = logging.getLogger(__name__)
 _UNSAFE = re.compile("[\x00\ud800-\udfff]")
@@ -74,6 +83,14 @@ IDS = "temp.agentlog_search_ids"
 KEY = "d.doc_tokens, d.neg_time, d.label, d.neg_seq"
 _COLUMNS = "s.session_id, d.neg_seq, d.flags, d.doc_tokens, d.neg_time, d.id"
 _SOURCE = f"{DOCS} AS d JOIN {LABELS} AS s ON s.label = d.label"
+Source = Literal["ids", "all", "walk", "join"]
+WALK_BUDGET = 4096
+"""Documents a walk tests before it reads the matches sorted instead: about
+40 ms of tests (docs/search.md#how-a-page-is-answered)."""
+_WALK_CHUNK = 1024
+_STREAM_BATCH = 32
+"""Rows fetched at a time after the first batch: few, so a stopped walk has
+tested few documents it did not need."""
 _LABEL_OF = f"SELECT label FROM {LABELS} WHERE session_id = ?"
 _LABELS_OF_IDS = (
     f"SELECT s2.label FROM {IDS} AS i JOIN {LABELS} AS s2 ON s2.session_id = i.id"
@@ -295,53 +312,172 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         limit: int,
         test: bool = True,
     ) -> list[IndexedDocument]:
+        with self.datastore.transaction(commit=False) as c:
+            source = _source(test, ids)
+            bounds = (session_id, after, upto)
+            sql, params = self._query(c, query, source, bounds, ids)
+            c.execute(f"{sql} LIMIT ?", [*params, limit])
+            records = c.fetchall()
+            types = _types(c) if records else {}
+            return [_document(tuple(r), types) for r in records]
+
+    @contextmanager
+    def reading(self) -> Iterator[Any]:
+        with self.datastore.transaction(commit=False) as c:
+            yield c.sqlite_cursor.connection
+
+    def stream(
+        self,
+        reader: Any,
+        query: IndexQuery,
+        *,
+        ids: Sequence[int] | None,
+        session_id: str | None = None,
+        after: OrderKey | None = None,
+        upto: OrderKey | None = None,
+        test: bool = True,
+        batch: int = 64,
+    ) -> Generator[IndexedDocument, None, None]:
+        if reader is None:
+            yield from super().stream(
+                reader,
+                query,
+                ids=ids,
+                session_id=session_id,
+                after=after,
+                upto=upto,
+                test=test,
+                batch=batch,
+            )
+            return
+        # Its own cursor on the page's connection: streams may interleave (a
+        # session's check runs while the page's rows are read).
+        with SQLiteCursor(reader.cursor()) as raw:
+            c = SQLiteCursor(raw)
+            types = _types(c)
+            bounds = (session_id, after, upto)
+            if test and ids is None:
+                yield from self._walk(raw, types, query, bounds, batch)
+                return
+            sql, params = self._query(c, query, _source(test, ids), bounds, ids)
+            raw.execute(sql, params)
+            # The database does a row's work when it is fetched: reading stops
+            # as soon as the caller stops.
+            while records := raw.fetchmany(batch):
+                for record in records:
+                    yield _document(tuple(record), types)
+                batch = _STREAM_BATCH
+
+    def _walk(
+        self,
+        raw: Any,
+        types: Mapping[int, str],
+        query: IndexQuery,
+        bounds: tuple[str | None, OrderKey | None, OrderKey | None],
+        chunk: int,
+    ) -> Generator[IndexedDocument, None, None]:
+        """Documents in key order, each tested against the full-text index, a
+        chunk at a time; past :data:`WALK_BUDGET` tested documents, the rest
+        are read the other way round: every match from the full-text index,
+        sorted (docs/search.md#how-a-page-is-answered).
+
+        A walk is fast when matches are dense among the short documents it
+        meets first, and hopeless when they sit in long ones (a phrase of common
+        words found mostly in code: 420,000 tests for one page); sorting costs
+        about as much as the phrase has matches. Spending at most the budget on
+        the walk bounds the bad case by the sort's cost.
+        """
+        session_id, after, upto = bounds
+        c = SQLiteCursor(raw)
+        phrase = fts_phrase(query.phrase)
+        tested = 0
+        chunk = max(chunk, 16)
+        while tested < WALK_BUDGET:
+            sql, params = self._query(c, query, "all", (session_id, after, upto))
+            raw.execute(
+                f"SELECT w.*, EXISTS (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? "
+                f"AND rowid = w.id) FROM ({sql} LIMIT ?) AS w",
+                [phrase, *params, chunk],
+            )
+            records = raw.fetchall()
+            for record in records:
+                if record[-1]:
+                    yield _document(tuple(record[:-1]), types)
+            if len(records) < chunk:
+                return
+            tested += len(records)
+            after = _document(tuple(records[-1][:-1]), types).key
+            chunk = min(chunk * 2, _WALK_CHUNK)
+        sql, params = self._query(c, query, "join", (session_id, after, upto))
+        raw.execute(sql, [phrase, *params])
+        while records := raw.fetchmany(_STREAM_BATCH):
+            for record in records:
+                yield _document(tuple(record), types)
+
+    def _query(
+        self,
+        c: SQLiteCursor,
+        query: IndexQuery,
+        source: Source,
+        bounds: tuple[str | None, OrderKey | None, OrderKey | None],
+        ids: Sequence[int] | None = None,
+    ) -> tuple[str, list[Any]]:
+        """The documents' query in the search order (no limit), and its
+        parameters; the session sets are written to their temporary table.
+
+        ``ids``: the documents with these ids (a few matches drive the query);
+        ``all``: every document (the caller tests them); ``walk``: every
+        document, each tested against the full-text index; ``join``: every
+        match of the full-text index, its phrase the first parameter (left to
+        the caller)."""
+        session_id, after, upto = bounds
         params: list[Any] = []
-        if not test:
-            source = _SOURCE
-            where = ["1"]
-        elif ids is not None:
-            # The few matching ids drive the query (CROSS JOIN keeps them outer).
-            source = (
+        if source == "ids":
+            # CROSS JOIN keeps the ids outer.
+            tables = (
                 f"json_each(?) AS m CROSS JOIN {DOCS} AS d ON d.id = m.value "
                 f"JOIN {LABELS} AS s ON s.label = d.label"
             )
-            params.append(json.dumps(list(ids)))
+            params.append(json.dumps(list(ids or ())))
             where = ["1"]
-        else:
-            source = _SOURCE
+        elif source == "join":
+            tables = (
+                f"{FTS} AS f CROSS JOIN {DOCS} AS d ON d.id = f.rowid "
+                f"JOIN {LABELS} AS s ON s.label = d.label"
+            )
+            where = [f"f.{FTS} MATCH ?"]
+        elif source == "walk":
+            tables = _SOURCE
             where = [
                 f"EXISTS (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? AND rowid = d.id)"
             ]
             params.append(fts_phrase(query.phrase))
-        with self.datastore.transaction(commit=False) as c:
-            if session_id is not None:
-                where.append(f"d.label = ({_LABEL_OF})")
-                params.append(encode_text(session_id))
-                for bound, op in ((after, ">"), (upto, "<=")):
-                    if bound is not None:
-                        length, moment, _, neg_seq = session_bound(bound, session_id)
-                        where.append(
-                            f"(d.doc_tokens, d.neg_time, d.neg_seq) {op} (?, ?, ?)"
-                        )
-                        params += [length, moment, neg_seq]
-            else:
-                for bound, op in ((after, ">"), (upto, "<=")):
-                    if bound is not None:
-                        length, moment, key_session, neg_seq = bound
-                        label, neg_seq = label_bound(c, key_session, neg_seq)
-                        where.append(f"({KEY}) {op} (?, ?, ?, ?)")
-                        params += [length, moment, label, neg_seq]
-            where += _filters(query, params)
-            sql = (
-                f"SELECT {_COLUMNS} FROM {source} WHERE {' AND '.join(where)} "
-                f"ORDER BY {KEY} LIMIT ?"
-            )
-            params.append(limit)
-            self._session_sets(c, query)
-            c.execute(sql, params)
-            records = c.fetchall()
-            types = _types(c) if records else {}
-            return [_document(tuple(r), types) for r in records]
+        else:
+            tables = _SOURCE
+            where = ["1"]
+        if session_id is not None:
+            where.append(f"d.label = ({_LABEL_OF})")
+            params.append(encode_text(session_id))
+            for bound, op in ((after, ">"), (upto, "<=")):
+                if bound is not None:
+                    length, moment, _, neg_seq = session_bound(bound, session_id)
+                    columns = "d.doc_tokens, d.neg_time, d.neg_seq"
+                    where.append(f"({columns}) {op} (?, ?, ?)")
+                    params += [length, moment, neg_seq]
+        else:
+            for bound, op in ((after, ">"), (upto, "<=")):
+                if bound is not None:
+                    length, moment, key_session, neg_seq = bound
+                    label, neg_seq = label_bound(c, key_session, neg_seq)
+                    where.append(f"({KEY}) {op} (?, ?, ?, ?)")
+                    params += [length, moment, label, neg_seq]
+        where += _filters(query, params)
+        self._session_sets(c, query)
+        sql = (
+            f"SELECT {_COLUMNS} FROM {tables} WHERE {' AND '.join(where)} "
+            f"ORDER BY {KEY}"
+        )
+        return sql, params
 
     @staticmethod
     def _session_sets(c: SQLiteCursor, query: IndexQuery) -> None:
@@ -440,6 +576,12 @@ def _filters(query: IndexQuery, params: list[Any]) -> list[str]:
     if query.excluded:
         where.append(f"d.label NOT IN ({_LABELS_OF_IDS} WHERE i.allowed = 0)")
     return where
+
+
+def _source(test: bool, ids: Sequence[int] | None) -> Source:
+    if not test:
+        return "all"
+    return "walk" if ids is None else "ids"
 
 
 def _type_code(c: SQLiteCursor, kind: str, known: dict[str, int]) -> int:

@@ -267,10 +267,19 @@ def test_a_session_that_breaks_later_leaves_the_index(app: Sessions) -> None:
     assert [i.session_id for i in query.search_sessions("needle").items] == ["fine"]
 
 
+PATHS = ("walk", "ids", "join", "walk-then-join")
+
+
 def force(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
-    """Force the common-phrase walk (no phrase is rare) or the sorted ids."""
-    cap = 0 if path == "walk" else 10**9
+    """Force the common-phrase walk (no phrase is rare) or the sorted ids; on
+    SQLite, ``join`` gives the walk no budget (every match read sorted) and
+    ``walk-then-join`` a budget of a few documents."""
+    from agentlog.infrastructure.views import sqlite_search
+
+    cap = 10**9 if path == "ids" else 0
     monkeypatch.setattr(search_plan, "RARE_CAP", cap)
+    budget = {"join": 0, "walk-then-join": 3}.get(path, 10**9)
+    monkeypatch.setattr(sqlite_search, "WALK_BUDGET", budget)
 
 
 @pytest.mark.parametrize("text", ["alpha", "ai model", "x y z", "nothing here"])
@@ -289,12 +298,12 @@ def test_walk_and_rare_paths_return_the_scan_pages(
     ]
     for options in cases:
         expected = pages(lambda **o: scanned.search_sessions(text, **o), **options)
-        for path in ("walk", "ids"):
+        for path in PATHS:
             force(monkeypatch, path)
             got = pages(lambda **o: indexed.search_sessions(text, **o), **options)
             assert got == expected, (path, options)
     expected = pages(lambda **o: scanned.search_events("s05", text, **o))
-    for path in ("walk", "ids"):
+    for path in PATHS:
         force(monkeypatch, path)
         assert pages(lambda **o: indexed.search_events("s05", text, **o)) == expected
 
@@ -328,7 +337,7 @@ def append_raw(app: Sessions, session_id: str, seq: int, event: Any) -> None:
     app.recorder.insert_events([row])
 
 
-@pytest.mark.parametrize("path", ["walk", "ids"])
+@pytest.mark.parametrize("path", PATHS)
 def test_cursor_pages_under_concurrent_appends(
     app: Sessions, monkeypatch: pytest.MonkeyPatch, path: str
 ) -> None:
@@ -457,7 +466,7 @@ def test_a_changed_extractor_marks_the_index_stale_then_rebuilds(
     assert view.fts_rows() == len(view.documents()) == 2
 
 
-@pytest.mark.parametrize("path", ["walk", "ids"])
+@pytest.mark.parametrize("path", PATHS)
 def test_filter_bounds_past_64_bits_answer_as_the_scan(
     app: Sessions, monkeypatch: pytest.MonkeyPatch, path: str
 ) -> None:

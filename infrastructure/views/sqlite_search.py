@@ -396,7 +396,8 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             sql, params = self._query(c, query, "all", (session_id, after, upto))
             raw.execute(
                 f"SELECT w.*, EXISTS (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? "
-                f"AND rowid = w.id) FROM ({sql} LIMIT ?) AS w",
+                f"AND rowid = w.id) FROM ({sql} LIMIT ?) AS w "
+                "ORDER BY w.doc_tokens, w.neg_time, w.session_id, w.neg_seq",
                 [phrase, *params, chunk],
             )
             records = raw.fetchall()

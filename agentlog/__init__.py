@@ -7,59 +7,121 @@ their names may change between releases. See ``docs/README.md``.
 
 Every error agentlog raises on purpose derives from :class:`AgentlogError`;
 ``str(error)`` is the documented message (``docs/errors.md``).
+
+Importing ``agentlog`` itself is cheap: each name is imported the first time it is
+used (:pep:`562`), so the ``agentlog`` console script (:mod:`agentlog.__main__`)
+can catch SIGINT and SIGTERM before the heavy imports start.
 """
 
 from __future__ import annotations
 
-from agentlog.application.async_sessions import AsyncSessionQuery, AsyncSessions
-from agentlog.application.handle import SessionHandle
-from agentlog.application.model_tools import (
-    ModelTools,
-    ToolResult,
-    anthropic_tools,
-    openai_tools,
-)
-from agentlog.application.query import SessionQuery
-from agentlog.application.scope import Scope, ScopedSessionQuery
-from agentlog.application.search_models import EventFilter, SessionFilter
-from agentlog.application.sessions import Sessions
-from agentlog.application.titles import SessionTitles, TitleProvider, TitleRequest
-from agentlog.application.transfer import ImportResult
-from agentlog.domain.errors import (
-    AgentlogError,
-    CorruptSessionLogError,
-    EncryptionError,
-    InvariantError,
-    LineageCycleError,
-    LogImportError,
-    ModelToolError,
-    NonJsonDataError,
-    PayloadError,
-    PersistenceError,
-    SeedError,
-    SessionAlreadyExistsError,
-    SessionBusyError,
-    SessionClosedError,
-    SessionConflictError,
-    SessionErasedError,
-    SessionError,
-    SessionForkError,
-    SessionKeyForgottenError,
-    SessionNotFoundError,
-    SessionQueryError,
-    StaleSessionError,
-    StoreNotFoundError,
-    StoreUnavailableError,
-    StoreURLError,
-    SurfaceError,
-    SurfaceIntentError,
-    TitleError,
-    TitleEventError,
-    UnsupportedSessionFormatError,
-)
-from agentlog.domain.title import TitleConfig
-from agentlog.infrastructure.formats.jsonl import export_session, import_log
-from agentlog.infrastructure.store import mask_url, open_sessions
+TYPE_CHECKING = False  # not typing's: importing typing alone takes milliseconds
+if TYPE_CHECKING:
+    from agentlog.application.async_sessions import AsyncSessionQuery, AsyncSessions
+    from agentlog.application.handle import SessionHandle
+    from agentlog.application.model_tools import (
+        ModelTools,
+        ToolResult,
+        anthropic_tools,
+        openai_tools,
+    )
+    from agentlog.application.query import SessionQuery
+    from agentlog.application.scope import Scope, ScopedSessionQuery
+    from agentlog.application.search_models import EventFilter, SessionFilter
+    from agentlog.application.sessions import Sessions
+    from agentlog.application.titles import SessionTitles, TitleProvider, TitleRequest
+    from agentlog.application.transfer import ImportResult
+    from agentlog.domain.errors import (
+        AgentlogError,
+        CorruptSessionLogError,
+        EncryptionError,
+        InvariantError,
+        LineageCycleError,
+        LogImportError,
+        ModelToolError,
+        NonJsonDataError,
+        PayloadError,
+        PersistenceError,
+        SeedError,
+        SessionAlreadyExistsError,
+        SessionBusyError,
+        SessionClosedError,
+        SessionConflictError,
+        SessionErasedError,
+        SessionError,
+        SessionForkError,
+        SessionKeyForgottenError,
+        SessionNotFoundError,
+        SessionQueryError,
+        StaleSessionError,
+        StoreNotFoundError,
+        StoreUnavailableError,
+        StoreURLError,
+        SurfaceError,
+        SurfaceIntentError,
+        TitleError,
+        TitleEventError,
+        UnsupportedSessionFormatError,
+    )
+    from agentlog.domain.title import TitleConfig
+    from agentlog.infrastructure.formats.jsonl import export_session, import_log
+    from agentlog.infrastructure.store import mask_url, open_sessions
+
+_EXPORTS: dict[str, str] = {
+    "AgentlogError": "agentlog.domain.errors",
+    "AsyncSessionQuery": "agentlog.application.async_sessions",
+    "AsyncSessions": "agentlog.application.async_sessions",
+    "CorruptSessionLogError": "agentlog.domain.errors",
+    "EncryptionError": "agentlog.domain.errors",
+    "EventFilter": "agentlog.application.search_models",
+    "ImportResult": "agentlog.application.transfer",
+    "InvariantError": "agentlog.domain.errors",
+    "LineageCycleError": "agentlog.domain.errors",
+    "LogImportError": "agentlog.domain.errors",
+    "ModelToolError": "agentlog.domain.errors",
+    "ModelTools": "agentlog.application.model_tools",
+    "NonJsonDataError": "agentlog.domain.errors",
+    "PayloadError": "agentlog.domain.errors",
+    "PersistenceError": "agentlog.domain.errors",
+    "Scope": "agentlog.application.scope",
+    "ScopedSessionQuery": "agentlog.application.scope",
+    "SeedError": "agentlog.domain.errors",
+    "SessionAlreadyExistsError": "agentlog.domain.errors",
+    "SessionBusyError": "agentlog.domain.errors",
+    "SessionClosedError": "agentlog.domain.errors",
+    "SessionConflictError": "agentlog.domain.errors",
+    "SessionErasedError": "agentlog.domain.errors",
+    "SessionError": "agentlog.domain.errors",
+    "SessionFilter": "agentlog.application.search_models",
+    "SessionForkError": "agentlog.domain.errors",
+    "SessionHandle": "agentlog.application.handle",
+    "SessionKeyForgottenError": "agentlog.domain.errors",
+    "SessionNotFoundError": "agentlog.domain.errors",
+    "SessionQuery": "agentlog.application.query",
+    "SessionQueryError": "agentlog.domain.errors",
+    "SessionTitles": "agentlog.application.titles",
+    "Sessions": "agentlog.application.sessions",
+    "StaleSessionError": "agentlog.domain.errors",
+    "StoreNotFoundError": "agentlog.domain.errors",
+    "StoreURLError": "agentlog.domain.errors",
+    "StoreUnavailableError": "agentlog.domain.errors",
+    "SurfaceError": "agentlog.domain.errors",
+    "SurfaceIntentError": "agentlog.domain.errors",
+    "TitleConfig": "agentlog.domain.title",
+    "TitleError": "agentlog.domain.errors",
+    "TitleEventError": "agentlog.domain.errors",
+    "TitleProvider": "agentlog.application.titles",
+    "TitleRequest": "agentlog.application.titles",
+    "ToolResult": "agentlog.application.model_tools",
+    "UnsupportedSessionFormatError": "agentlog.domain.errors",
+    "anthropic_tools": "agentlog.application.model_tools",
+    "export_session": "agentlog.infrastructure.formats.jsonl",
+    "import_log": "agentlog.infrastructure.formats.jsonl",
+    "mask_url": "agentlog.infrastructure.store",
+    "open_sessions": "agentlog.infrastructure.store",
+    "openai_tools": "agentlog.application.model_tools",
+}
+"""Each public name and the module it comes from (the imports above, for checkers)."""
 
 __all__ = [
     "AgentlogError",
@@ -115,3 +177,20 @@ __all__ = [
     "open_sessions",
     "openai_tools",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Import a public name on first use and keep it (later reads skip this)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        msg = f"module 'agentlog' has no attribute {name!r}"
+        raise AttributeError(msg)
+    from importlib import import_module
+
+    value: object = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

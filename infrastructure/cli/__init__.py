@@ -1,5 +1,5 @@
-"""The ``agentlog`` command line (the console script is
-``agentlog.infrastructure.cli:main``)."""
+"""The ``agentlog`` command line (the console script is ``agentlog.__main__:main``,
+which catches stop signals before it imports this)."""
 
 from __future__ import annotations
 

@@ -76,6 +76,13 @@ class StoppableGroup(TyperGroup):
         except Interrupted as stop:
             raise stop_exit(stopped_line(stop)) from None
 
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        """Parsing the arguments, or printing ``--help``: a stop is one line too."""
+        try:
+            return super().make_context(*args, **kwargs)
+        except Interrupted as stop:
+            raise stop_exit(stopped_line(stop)) from None
+
 
 cli = typer.Typer(
     cls=StoppableGroup,
@@ -227,11 +234,35 @@ def opened(
         raise stop_exit(stopped_write_line(stop, _committed(url, stored))) from None
 
 
-def stop_exit(line: str) -> typer.Exit:
+class _StoppedExit(typer.Exit):
+    """Exit 130 once the stopped command's one line is printed."""
+
+
+def stop_exit(line: str) -> _StoppedExit:
     """Print the one line of a stopped command; the caller raises the exit."""
     sys.stderr.write(one_line(line) + "\n")
     sys.stderr.flush()
-    return typer.Exit(EXIT_INTERRUPTED)
+    return _StoppedExit(EXIT_INTERRUPTED)
+
+
+def unreported_stop(done: SystemExit) -> Interrupted | None:
+    """The stop behind an exit 130 that printed no line, if that is what it was.
+
+    A stop landing in typer's own steps between parsing and the command (a few
+    bytecodes) becomes a bare exit 130: typer catches the ``KeyboardInterrupt``.
+    """
+    if done.code != EXIT_INTERRUPTED:
+        return None
+    seen: set[int] = set()
+    cause: BaseException | None = done
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, _StoppedExit):
+            return None
+        if isinstance(cause, Interrupted):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _committed(url: str, check: StoredCheck) -> list[str] | None:
@@ -345,11 +376,22 @@ def _reopen_closed_streams() -> None:
 
 
 def main() -> None:
-    """The console script ``agentlog``."""
-    _reopen_closed_streams()
-    _survive_any_encoding()
-    install_stop_handlers()
+    """Run the command line; the console script enters through :mod:`agentlog.__main__`.
+
+    A stop landing outside a command (typer building the command group, or its
+    steps around the command) is the same one line and exit 130 as inside one.
+    """
     try:
+        _reopen_closed_streams()
+        _survive_any_encoding()
+        install_stop_handlers()
         cli(prog_name="agentlog")
+    except Interrupted as stop:
+        sys.exit(stop_exit(stopped_line(stop)).exit_code)
+    except SystemExit as done:
+        unreported = unreported_stop(done)
+        if unreported is not None:
+            stop_exit(stopped_line(unreported))
+        raise
     finally:
         ignore_stop_signals()

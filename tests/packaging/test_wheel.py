@@ -192,3 +192,14 @@ def test_a_consumer_type_checks_under_mypy_strict_with_the_wheel(
     (revealed,) = re.findall(r'Revealed type is "([^"]+)"', checked.stdout)
     assert revealed == "agentlog.application.handle.SessionHandle"
     assert "Any" not in revealed
+
+
+def test_the_wheel_installs_the_agentlog_command(installed: Installed) -> None:
+    """The console script enters through ``agentlog.__main__`` (stop signals are
+    caught before the heavy imports: tests/cli/test_early_signals.py)."""
+    script = installed.python.with_name("agentlog")
+    assert "from agentlog.__main__ import main" in script.read_text()
+    ran = _run(script, "--help")
+    assert ran.returncode == 0, ran.stderr
+    assert "Usage: agentlog" in ran.stdout
+    assert _run(installed.python, "-m", "agentlog", "--help").stdout == ran.stdout

@@ -1,0 +1,157 @@
+"""A stop signal during the command line's start (its imports, typer building the
+command group, parsing) is the same one line and exit 130 as later in a command.
+
+The console script's entry, :mod:`agentlog.__main__`, catches SIGINT and SIGTERM
+before it imports anything heavy. Signals go to the installed console script at
+delays from 0 to 0.5 s; the load decides where each lands, so every test accepts
+each outcome a moment can give and none depends on speed. One moment no program
+can cover: before the entry's first line (the interpreter starting, ``site``, the
+console-script wrapper importing the entry). A signal there gets Python's own
+behaviour: death by the signal, or, for SIGINT once the interpreter has its
+handler, its ``KeyboardInterrupt`` report, which may then show only the
+interpreter's and the entry's frames, never one of the command line's imports.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import CONSOLE_SCRIPT, REPO_ROOT, TIMEOUT, cli_env
+
+pytestmark = pytest.mark.skipif(
+    sys.platform == "win32", reason="POSIX signals to a child process"
+)
+
+DELAYS = [0.0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5]
+COMMANDS = [["--help"], ["--store", "memory:", "ls"]]
+ENTRY_FILES = {
+    REPO_ROOT / "agentlog" / "__init__.py",
+    REPO_ROOT / "agentlog" / "__main__.py",
+}
+"""The only agentlog files a signal may find running before the handlers are set."""
+_FRAME = re.compile(r'^  File "([^"]+)", line \d+', re.M)
+
+
+def entry_program() -> list[str]:
+    """The installed console script (``python -m agentlog`` where none is)."""
+    if not CONSOLE_SCRIPT.exists():
+        return [sys.executable, "-m", "agentlog"]
+    wrapper = CONSOLE_SCRIPT.read_text(encoding="utf-8", errors="replace")
+    assert "agentlog.__main__" in wrapper, (
+        f"{CONSOLE_SCRIPT} is an older console script: run pip install -e ."
+    )
+    return [str(CONSOLE_SCRIPT)]
+
+
+def before_agentlog_ran(frame_file: str) -> bool:
+    """A frame a signal landing before the entry's handlers can show."""
+    if frame_file.startswith("<"):  # <frozen site>, <string> (a .pth line)
+        return True
+    path = Path(frame_file).resolve()
+    if path in ENTRY_FILES or path == CONSOLE_SCRIPT.resolve():
+        return True
+    stdlib = Path(sysconfig.get_paths()["stdlib"]).resolve()
+    purelib = Path(sysconfig.get_paths()["purelib"]).resolve()
+    if path.parent == purelib:  # the .pth hooks: editable finder, distutils shim
+        return path.name.startswith(("__editable__", "_distutils_hack"))
+    return stdlib in path.parents and purelib not in path.parents
+
+
+def acceptable(signum: signal.Signals, code: int, stderr: str) -> bool:
+    if code == 0:  # done before the signal; it is ignored while exiting
+        return stderr == ""
+    if code == 130:
+        return stderr == f"interrupted by {signum.name}\n"
+    if code == -signum and stderr == "":  # no handler yet: the default action
+        return True
+    # Python's report of a KeyboardInterrupt before the entry's handlers.
+    return (
+        signum == signal.SIGINT
+        and code in (1, -signal.SIGINT)
+        and stderr.rstrip().endswith("KeyboardInterrupt")
+        and all(before_agentlog_ran(file) for file in _FRAME.findall(stderr))
+    )
+
+
+def stop_at(
+    command: list[str], signum: signal.Signals, delay: float
+) -> tuple[int, str]:
+    process = subprocess.Popen(
+        [*entry_program(), *command],
+        env=cli_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        time.sleep(delay)
+        process.send_signal(signum)
+        _, stderr = process.communicate(timeout=TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    return process.returncode, stderr.decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=["help", "ls"])
+@pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name
+)
+def test_a_signal_at_any_moment_of_the_start_is_one_line_and_exit_130(
+    command: list[str], signum: signal.Signals
+) -> None:
+    outcomes = [(delay, *stop_at(command, signum, delay)) for delay in DELAYS]
+    wrong = [outcome for outcome in outcomes if not acceptable(signum, *outcome[1:])]
+    assert wrong == [], wrong
+
+
+_RECORD_IMPORTS = """
+import json, signal, sys
+script = sys.argv[1]
+unguarded = []
+def hook(event, args):
+    if event == "import" and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        unguarded.append(args[0])
+sys.addaudithook(hook)
+sys.argv = [script, "--help"]
+code = compile(open(script, encoding="utf-8").read(), script, "exec")
+try:
+    exec(code, {"__name__": "__main__"})
+except SystemExit:
+    pass
+sys.stderr.write("\\nUNGUARDED " + json.dumps(unguarded) + "\\n")
+"""
+
+
+@pytest.mark.skipif(not CONSOLE_SCRIPT.exists(), reason="no installed console script")
+def test_the_console_script_sets_its_handlers_before_any_heavy_import() -> None:
+    """The order the timing tests rely on, checked without timing: every module
+    imported before SIGTERM is handled is the entry or the standard library's."""
+    entry_program()  # the installed wrapper is the current one
+    done = subprocess.run(
+        [sys.executable, "-c", _RECORD_IMPORTS, str(CONSOLE_SCRIPT)],
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    unguarded = json.loads(done.stderr.rpartition("UNGUARDED ")[2])
+    outside = [
+        name
+        for name in unguarded
+        if name not in {"agentlog", "agentlog.__main__"}
+        and name.partition(".")[0] not in sys.stdlib_module_names
+    ]
+    assert outside == []
+    assert "agentlog.__main__" in unguarded  # the hook saw the entry's import

@@ -13,18 +13,23 @@ from __future__ import annotations
 
 import logging
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import anyio
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from agentlog.application.model_tools import PROMPT_TEXT, TOOLS
 from agentlog.domain.visible import printable
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterable
+
+    from anyio.streams.memory import MemoryObjectSendStream
     from mcp.server.context import ServerRequestContext
 
     from agentlog.application.model_tools import ModelTools
@@ -84,16 +89,72 @@ def build_server(tools: ModelTools) -> Server[Any]:
     )
 
 
+class _Replies(Protocol):
+    """Where the server writes its messages (the stdio transport's stream)."""
+
+    async def send(self, item: SessionMessage, /) -> None: ...
+
+
 async def serve_stdio(server: Server[Any]) -> None:
     """Serve one client over this process's stdin and stdout until it hangs up:
     closes stdin, or stops reading stdout (a client that dies with a request
-    pending; the SDK's writer then fails with ``BrokenPipeError``)."""
+    pending; the SDK's writer then fails with ``BrokenPipeError``).
+
+    A line that is no JSON-RPC message gets JSON-RPC's error reply (see
+    :func:`answer_unreadable`); the SDK alone would drop it unanswered.
+    """
     try:
         async with stdio_server() as (read_stream, write_stream):
             options = server.create_initialization_options()
-            await server.run(read_stream, write_stream, options)
+            send, messages = anyio.create_memory_object_stream[
+                SessionMessage | Exception
+            ]()
+            async with anyio.create_task_group() as group:
+                group.start_soon(answer_unreadable, read_stream, send, write_stream)
+                await server.run(messages, write_stream, options)
+                group.cancel_scope.cancel()
     except* BrokenPipeError:
         pass
+
+
+async def answer_unreadable(
+    lines: AsyncIterable[SessionMessage | Exception],
+    messages: MemoryObjectSendStream[SessionMessage | Exception],
+    replies: _Replies,
+) -> None:
+    """Pass each message read on to the server; answer each unreadable line.
+
+    The SDK's stdio reader hands on a line it cannot read as a message as the
+    exception that says why, and its server only logs that. JSON-RPC 2.0 wants
+    a reply with a null id: -32700 "Parse error" for a line that is not JSON
+    (invalid UTF-8 is decoded with replacement characters first; a lone
+    surrogate escape, a NUL, nesting past the parser's depth limit are not
+    JSON), -32600 "Invalid Request" for JSON that is not a message.
+    """
+    async with messages:
+        async for line in lines:
+            if not isinstance(line, Exception):
+                await messages.send(line)
+                continue
+            try:
+                await replies.send(SessionMessage(unreadable_reply(line)))
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return  # the server is done writing; the client is going
+
+
+def unreadable_reply(error: Exception) -> types.JSONRPCError:
+    """The JSON-RPC error that answers a line the SDK could not read."""
+    unparsable = isinstance(error, ValidationError) and any(
+        detail["type"] == "json_invalid"
+        for detail in error.errors(include_url=False, include_input=False)
+    )
+    if unparsable:
+        code, message = types.PARSE_ERROR, "Parse error"
+    else:
+        code, message = types.INVALID_REQUEST, "Invalid Request"
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message)
+    )
 
 
 def serve_http(server: Server[Any], port: int) -> None:

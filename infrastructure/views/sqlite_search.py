@@ -392,8 +392,11 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         phrase = fts_phrase(query.phrase)
         tested = 0
         chunk = max(chunk, 16)
+        sets = True  # the session sets are written once, by the first query
         while tested < WALK_BUDGET:
-            sql, params = self._query(c, query, "all", (session_id, after, upto))
+            bounds = (session_id, after, upto)
+            sql, params = self._query(c, query, "all", bounds, sets=sets)
+            sets = False
             raw.execute(
                 f"SELECT w.*, EXISTS (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? "
                 f"AND rowid = w.id) FROM ({sql} LIMIT ?) AS w "
@@ -409,7 +412,8 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             tested += len(records)
             after = _document(tuple(records[-1][:-1]), types).key
             chunk = min(chunk * 2, _WALK_CHUNK)
-        sql, params = self._query(c, query, "join", (session_id, after, upto))
+        bounds = (session_id, after, upto)
+        sql, params = self._query(c, query, "join", bounds, sets=sets)
         raw.execute(sql, [phrase, *params])
         while records := raw.fetchmany(_STREAM_BATCH):
             for record in records:
@@ -422,6 +426,8 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         source: Source,
         bounds: tuple[str | None, OrderKey | None, OrderKey | None],
         ids: Sequence[int] | None = None,
+        *,
+        sets: bool = True,
     ) -> tuple[str, list[Any]]:
         """The documents' query in the search order (no limit), and its
         parameters; the session sets are written to their temporary table.
@@ -430,7 +436,8 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         ``all``: every document (the caller tests them); ``walk``: every
         document, each tested against the full-text index; ``join``: every
         match of the full-text index, its phrase the first parameter (left to
-        the caller)."""
+        the caller). ``sets=False``: the session sets were written already in
+        this transaction."""
         session_id, after, upto = bounds
         params: list[Any] = []
         if source == "ids":
@@ -473,7 +480,8 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                     where.append(f"({KEY}) {op} (?, ?, ?, ?)")
                     params += [length, moment, label, neg_seq]
         where += _filters(query, params)
-        self._session_sets(c, query)
+        if sets:
+            self._session_sets(c, query)
         sql = (
             f"SELECT {_COLUMNS} FROM {tables} WHERE {' AND '.join(where)} "
             f"ORDER BY {KEY}"

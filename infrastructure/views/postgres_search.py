@@ -18,7 +18,9 @@ scanning the log instead (``long_sessions``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from contextlib import contextmanager
+from itertools import count
+from typing import TYPE_CHECKING, Any, Literal
 
 from psycopg.sql import SQL, Composable, Composed, Identifier
 
@@ -36,15 +38,22 @@ from agentlog.application.search_match import (
     time_bound,
     time_key,
 )
+from agentlog.application.search_plan import WALK_BUDGET
 from agentlog.domain.search_text import tokens
 from agentlog.infrastructure.views import decode_text, encode_text, write_tracked
 from agentlog.infrastructure.views.postgres import PostgresView
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Sequence
+    from collections.abc import (
+        Callable,
+        Collection,
+        Generator,
+        Iterator,
+        Sequence,
+    )
 
     from eventsourcing.persistence import Tracking
-    from psycopg import Cursor
+    from psycopg import Connection, Cursor
     from psycopg.rows import DictRow
 
     from agentlog.application.search_match import OrderKey
@@ -53,7 +62,15 @@ MAX_POSITION = 16_000
 MAX_WORD_BYTES = 2_000
 _COLUMNS = SQL("session_id, neg_seq, type, surface, doc_tokens, neg_time, id")
 _KEY = SQL("doc_tokens, neg_time, session_id, neg_seq")
+_W_KEY = SQL("w.doc_tokens, w.neg_time, w.session_id, w.neg_seq")
 _QUERY = SQL("phraseto_tsquery('simple', %s)")
+Source = Literal["ids", "all", "walk", "join"]
+_WALK_CHUNK = 1024
+_STREAM_BATCH = 32
+"""Rows fetched at a time after the first batch: few, so a stopped read has
+done little work it did not need."""
+_CURSORS = count()
+"""Server-side cursor names (unique per connection)."""
 
 
 def token_body(text: str) -> tuple[str, int, bool]:
@@ -236,15 +253,132 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         limit: int,
         test: bool = True,
     ) -> list[IndexedDocument]:
+        source = _source(test, ids)
+        sql, params = self._query(query, source, (session_id, after, upto), ids)
+        with self.datastore.transaction(commit=False) as curs:
+            if source == "walk":
+                # Follow an index in the order and test each row: left to
+                # itself the planner may read every match of a common word
+                # through GIN and sort them (what the walk avoids).
+                curs.execute("SET LOCAL enable_bitmapscan = off")
+            curs.execute(sql + SQL(" LIMIT %s"), [*params, limit])
+            return [_document(record) for record in curs.fetchall()]
+
+    @contextmanager
+    def reading(self) -> Iterator[Any]:
+        with self.datastore.transaction(commit=False) as curs:
+            # One snapshot for the page's reads, as SQLite's read transaction.
+            curs.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield curs.connection
+
+    def stream(
+        self,
+        reader: Any,
+        query: IndexQuery,
+        *,
+        ids: Sequence[int] | None,
+        session_id: str | None = None,
+        after: OrderKey | None = None,
+        upto: OrderKey | None = None,
+        test: bool = True,
+        batch: int = 64,
+    ) -> Generator[IndexedDocument, None, None]:
+        if reader is None:
+            yield from super().stream(
+                reader,
+                query,
+                ids=ids,
+                session_id=session_id,
+                after=after,
+                upto=upto,
+                test=test,
+                batch=batch,
+            )
+            return
+        bounds = (session_id, after, upto)
+        source = _source(test, ids)
+        if source == "walk":
+            yield from self._walk(reader, query, bounds, batch)
+            return
+        yield from _fetch(reader, self._query(query, source, bounds, ids), batch)
+
+    def _walk(
+        self,
+        conn: Connection[DictRow],
+        query: IndexQuery,
+        bounds: tuple[str | None, OrderKey | None, OrderKey | None],
+        chunk: int,
+    ) -> Generator[IndexedDocument, None, None]:
+        """Documents in key order, each tested with ``tsv @@``, a chunk at a
+        time; past :data:`WALK_BUDGET` tested documents, the rest are read the
+        other way round: every match through GIN, sorted
+        (docs/search.md#how-a-page-is-answered).
+
+        The walk is fast when matches are dense among the short documents it
+        meets first and hopeless when they sit in long ones; spending at most
+        the budget on it bounds the bad case by the sort's cost.
+        """
+        session_id, after, upto = bounds
+        phrase = " ".join(query.phrase)
+        tested = 0
+        chunk = max(chunk, 16)
+        # A client-side cursor of its own: a chunk is read whole, and other
+        # streams of the page may be open on the connection.
+        with conn.cursor() as curs:
+            while tested < WALK_BUDGET:
+                sql, params = self._query(query, "all", (session_id, after, upto))
+                # The test runs above the limit, on the chunk's rows only,
+                # whatever plan finds them.
+                curs.execute(
+                    SQL(
+                        "SELECT w.*, EXISTS (SELECT 1 FROM {0} AS t "
+                        "WHERE t.id = w.id AND t.tsv @@ {1}) AS hit "
+                        "FROM ({2} LIMIT %s) AS w ORDER BY {3}"
+                    ).format(self._docs, _QUERY, sql, _W_KEY),
+                    [phrase, *params, chunk],
+                    # Never a generic plan: the phrase's tsquery is folded to a
+                    # constant, not parsed again for each tested document.
+                    prepare=False,
+                )
+                records = curs.fetchall()
+                for record in records:
+                    if record["hit"]:
+                        yield _document(record)
+                if len(records) < chunk:
+                    return
+                tested += len(records)
+                after = _document(records[-1]).key
+                chunk = min(chunk * 2, _WALK_CHUNK)
+        statement = self._query(query, "join", (session_id, after, upto))
+        yield from _fetch(conn, statement, _STREAM_BATCH)
+
+    def _query(
+        self,
+        query: IndexQuery,
+        source: Source,
+        bounds: tuple[str | None, OrderKey | None, OrderKey | None],
+        ids: Sequence[int] | None = None,
+    ) -> tuple[Composed, list[Any]]:
+        """The documents' query in the search order (no limit), and its
+        parameters.
+
+        ``ids``: the documents with these ids; ``all``: every document (the
+        caller tests them); ``walk``: every document, each tested with
+        ``tsv @@`` (the caller keeps the plan on the order index); ``join``:
+        every match of the phrase. ``ids`` and ``join`` read their rows
+        unordered (``OFFSET 0`` keeps the planner from walking the order index
+        to avoid the sort) and sort them.
+        """
+        session_id, after, upto = bounds
         where: list[Composable] = [SQL("NOT long")]
         params: list[Any] = []
-        if test and ids is not None:
-            # A join on the ids (the primary key), then a sort: "id = ANY(array)"
-            # lets the planner walk the order index testing each row against
-            # the whole array (600 ms for 7,669 ids at 1,000,000 documents).
+        if source == "ids":
+            # A join on the ids (the primary key): "id = ANY(array)" lets the
+            # planner walk the order index testing each row against the whole
+            # array (600 ms for 7,669 ids at 1,000,000 documents).
             where.append(SQL("id IN (SELECT unnest(%s::bigint[]))"))
-            params.append(list(ids))
-        elif test:
+            params.append(list(ids or ()))
+        elif source in ("walk", "join"):
             where.append(SQL("tsv @@ {0}").format(_QUERY))
             params.append(" ".join(query.phrase))
         for bound, op in ((after, SQL(">")), (upto, SQL("<="))):
@@ -264,18 +398,12 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
             where.append(SQL("session_id = %s"))
             params.append(encode_text(session_id))
         where += _filters(query, params)
-        sql = SQL("SELECT {0} FROM {1} WHERE {2} ORDER BY {3} LIMIT %s").format(
-            _COLUMNS, self._docs, SQL(" AND ").join(where), _KEY
+        rows = SQL("SELECT {0} FROM {1} WHERE {2}").format(
+            _COLUMNS, self._docs, SQL(" AND ").join(where)
         )
-        params.append(limit)
-        with self.datastore.transaction(commit=False) as curs:
-            if test and ids is None:
-                # The walk: follow an index in the order and test each row.
-                # Left to itself the planner may read every match of a common
-                # word through GIN and sort them (what the walk avoids).
-                curs.execute("SET LOCAL enable_bitmapscan = off")
-            curs.execute(sql, params)
-            return [_document(record) for record in curs.fetchall()]
+        if source in ("ids", "join"):
+            rows = SQL("SELECT * FROM ({0} OFFSET 0) AS m").format(rows)
+        return SQL("{0} ORDER BY {1}").format(rows, _KEY), params
 
     def optimize(self) -> None:
         # Fresh statistics after a large catch-up: without them the planner
@@ -315,6 +443,29 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
                 ),
                 (self.tracking_key(application_name),),
             )
+
+
+def _source(test: bool, ids: Sequence[int] | None) -> Source:
+    if not test:
+        return "all"
+    return "walk" if ids is None else "ids"
+
+
+def _fetch(
+    conn: Connection[DictRow],
+    statement: tuple[Composed, list[Any]],
+    batch: int,
+) -> Generator[IndexedDocument, None, None]:
+    """The statement's documents through a server-side cursor of its own, read
+    as the caller consumes them (a page's streams may interleave on the
+    connection); ``batch`` rows first, then :data:`_STREAM_BATCH` at a time."""
+    sql, params = statement
+    with conn.cursor(name=f"agentlog_search_{next(_CURSORS)}") as curs:
+        curs.execute(sql, params)
+        while records := curs.fetchmany(batch):
+            for record in records:
+                yield _document(record)
+            batch = _STREAM_BATCH
 
 
 def _filters(query: IndexQuery, params: list[Any]) -> list[Composable]:

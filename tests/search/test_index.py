@@ -4,6 +4,7 @@ that agree with the scan."""
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,14 @@ from agentlog.application.search_index import (
 )
 from agentlog.application.search_models import EventFilter, SessionFilter
 from tests.conftest import postgres_schema_env
-from tests.query.support import CountingReader, ev, header, raw_write, session
+from tests.query.support import (
+    CountingReader,
+    ev,
+    header,
+    raw_write,
+    raw_write_many,
+    session,
+)
 from tests.scenarios.harness import SE, SS, TE, TS, A, Append, Rep, U
 
 WORDS = [
@@ -271,15 +279,16 @@ PATHS = ("walk", "ids", "join", "walk-then-join")
 
 
 def force(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
-    """Force the common-phrase walk (no phrase is rare) or the sorted ids; on
-    SQLite, ``join`` gives the walk no budget (every match read sorted) and
+    """Force the common-phrase walk (no phrase is rare) or the sorted ids;
+    ``join`` gives the views' walk no budget (every match read sorted) and
     ``walk-then-join`` a budget of a few documents."""
-    from agentlog.infrastructure.views import sqlite_search
+    from agentlog.infrastructure.views import postgres_search, sqlite_search
 
     cap = 10**9 if path == "ids" else 0
     monkeypatch.setattr(search_plan, "RARE_CAP", cap)
     budget = {"join": 0, "walk-then-join": 3}.get(path, 10**9)
-    monkeypatch.setattr(sqlite_search, "WALK_BUDGET", budget)
+    for view in (sqlite_search, postgres_search):
+        monkeypatch.setattr(view, "WALK_BUDGET", budget)
 
 
 @pytest.mark.parametrize("text", ["alpha", "ai model", "x y z", "nothing here"])
@@ -306,6 +315,44 @@ def test_walk_and_rare_paths_return_the_scan_pages(
     for path in PATHS:
         force(monkeypatch, path)
         assert pages(lambda **o: indexed.search_events("s05", text, **o)) == expected
+
+
+def test_a_walk_past_its_budget_reads_the_rest_sorted(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """Matches only in documents the walk meets late: it stops testing at its
+    budget (two chunks here, not the three that reach them) and reads the
+    remaining matches sorted, giving the scan's pages."""
+    from tests.search.test_page_reads import postgres_statements, sqlite_statements
+
+    logs: list[tuple[dict[str, Any], list[Any]]] = [
+        (header(f"f{n:02}"), [ev(seq, U("filler"), 100 + seq) for seq in range(3)])
+        for n in range(40)
+    ]
+    logs += [
+        (header(f"n{n}"), [ev(0, U("a longer needle document"), 50 + n)])
+        for n in range(5)
+    ]
+    raw_write_many(app, logs)
+    indexed = SessionQuery(app)
+    scanned = SessionQuery(app, persistence=CountingReader(indexed.store_reader()))
+    expected = pages(lambda **o: scanned.search_sessions("needle", **o))
+    assert len(expected) == 5
+    force(monkeypatch, "walk")
+    for view in ("sqlite_search", "postgres_search"):
+        monkeypatch.setattr(f"agentlog.infrastructure.views.{view}.WALK_BUDGET", 40)
+    indexed.search_sessions("needle")  # indexes the log
+    trace = (
+        postgres_statements(monkeypatch)
+        if "postgres" in request.node.callspec.id
+        else sqlite_statements(app)
+    )
+    with trace as statements:
+        first = indexed.search_sessions("needle", limit=20)
+    chunks = [text for text in statements if re.search(r"= w\.id\b", text)]
+    assert len(chunks) == 2, chunks  # 21 then 42 documents tested, not 84 more
+    assert [item.to_json() for item in first.items] == expected
+    assert pages(lambda **o: indexed.search_sessions("needle", **o)) == expected
 
 
 def test_plan_paths_agree_on_the_view(app: Sessions) -> None:

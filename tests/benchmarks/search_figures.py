@@ -50,6 +50,10 @@ ZIPF_QUERIES = (
     ("3-word phrase", PHRASE),
 )
 REPEAT = 20
+BATCH_BYTES = 2_000_000
+"""At most about this much JSON per insert: the PostgreSQL recorder pipelines a
+batch's rows, and psycopg never returned from a pipeline of 75 realistic
+sessions (6 MB; 50 sessions, 4 MB, and 100 Zipf sessions, 3 MB, were stored)."""
 
 
 def corpus(
@@ -195,9 +199,12 @@ def build(
     documents: Counter[str] = Counter()
     pilot: list[str] | None = [] if kind == "realistic" else None
     batch: list[Any] = []
+    batch_bytes = 0
     for number, (head, log) in enumerate(logs(kind, sessions, events, seed), 1):
         for event in log:
-            log_bytes += len(dumps(event))
+            size = len(dumps(event))
+            log_bytes += size
+            batch_bytes += size
             text = document_text(event)
             if text is None:
                 continue
@@ -207,9 +214,10 @@ def build(
             if pilot is not None and number <= stdlib_corpus.PILOT_SESSIONS:
                 pilot.append(text)
         batch.append((head, log))
-        if len(batch) == 100:
+        if len(batch) == 100 or batch_bytes >= BATCH_BYTES:
             raw_write_many(app, batch)
             batch = []
+            batch_bytes = 0
     if batch:
         raw_write_many(app, batch)
     figures: dict[str, Any] = {

@@ -1,15 +1,15 @@
 """The SQLite search index: a contentless FTS5 table and an order index.
 
-``agentlog_search_v3`` holds each session's decision state (as the other views
-hold rows); ``agentlog_search_v3_docs`` one row per document *without its text*:
+``agentlog_search_v4`` holds each session's decision state (as the other views
+hold rows); ``agentlog_search_v4_docs`` one row per document *without its text*:
 the session's label, ``-seq``, the order key's other parts (``doc_tokens``,
 ``neg_time``) and ``flags`` (type code, surface class, whether the time is a
 number), under two unique indexes: the order key, and the session then the key.
-A session id is stored once, in ``agentlog_search_v3_sessions`` beside its
+A session id is stored once, in ``agentlog_search_v4_sessions`` beside its
 *label*: an integer that sorts as the id does (``session_labels``), so the order
 key compares labels in SQL and each document row carries a few bytes instead of
 the id (three copies of a 36-character UUID were most of a document's row); a
-type is stored once in ``agentlog_search_v3_types``. ``agentlog_search_v3_fts``
+type is stored once in ``agentlog_search_v4_types``. ``agentlog_search_v4_fts``
 is a contentless FTS5 index (``unicode61``, diacritics kept, no column sizes;
 rowid = the document's id) of the text with lone surrogates as U+FFFD and NUL
 as a space — both separators, for FTS5 and for ``domain.search_text`` alike, so
@@ -30,6 +30,7 @@ import json
 import logging
 import re
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from eventsourcing.sqlite import SQLiteCursor
@@ -52,6 +53,7 @@ from agentlog.application.search_match import (
     token_count,
 )
 from agentlog.application.search_plan import WALK_BUDGET
+from agentlog.domain.search_text import tokens
 from agentlog.infrastructure.views import decode_text, encode_text, write_tracked
 from agentlog.infrastructure.views.session_labels import (
     LABELS,
@@ -61,6 +63,11 @@ from agentlog.infrastructure.views.session_labels import (
     label_of,
 )
 from agentlog.infrastructure.views.sqlite import SQLiteView
+from agentlog.infrastructure.views.word_pairs import (
+    choose_common,
+    pairs_phrase,
+    pairs_text,
+)
 
 if TYPE_CHECKING:
     from collections.abc import (
@@ -76,10 +83,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _UNSAFE = re.compile("[\x00\ud800-\udfff]")
-DOCS = "agentlog_search_v3_docs"
-FTS = "agentlog_search_v3_fts"
-META = "agentlog_search_v3_meta"
-TYPES = "agentlog_search_v3_types"
+DOCS = "agentlog_search_v4_docs"
+FTS = "agentlog_search_v4_fts"
+META = "agentlog_search_v4_meta"
+TYPES = "agentlog_search_v4_types"
 IDS = "temp.agentlog_search_ids"
 KEY = "d.doc_tokens, d.neg_time, d.label, d.neg_seq"
 _COLUMNS = "s.session_id, d.neg_seq, d.flags, d.doc_tokens, d.neg_time, d.id"
@@ -95,9 +102,12 @@ _LABELS_OF_IDS = (
 )
 _OLD = tuple(
     f"agentlog_search_v{version}{part}"
-    for version in (1, 2)
-    for part in ("_fts", "_docs", "_meta", "")
+    for version in (1, 2, 3)
+    for part in ("_fts", "_docs", "_meta", "_sessions", "_types", "")
 )
+PAIRS_AFTER = 10_000
+"""The common words are chosen when this many documents are indexed, from
+them; every later document gets its pairs (docs/search.md#the-index)."""
 
 
 def fts_body(text: str) -> str:
@@ -105,10 +115,89 @@ def fts_body(text: str) -> str:
     return _UNSAFE.sub(lambda m: " " if m.group() == "\x00" else "\ufffd", text)
 
 
-def fts_phrase(phrase: Sequence[str]) -> str:
-    """The FTS5 query: tokens are letter/digit runs, so one quoted phrase of
-    them holds no operator."""
-    return '"' + " ".join(phrase) + '"'
+def fts_phrase(phrase: Sequence[str], column: str = "body") -> str:
+    """The FTS5 query: tokens are letter/digit runs (pair tokens add ``ǂ``), so
+    one quoted phrase of them, in one column, holds no operator."""
+    return "{" + column + '} : "' + " ".join(phrase) + '"'
+
+
+@dataclass(frozen=True, slots=True)
+class Pairs:
+    """The index's common words, and the first document id that has pairs."""
+
+    common: frozenset[str]
+    after: int
+
+    def column(self, doc_id: int, text: str) -> str:
+        """The ``pairs`` column of a document (as it was indexed)."""
+        if doc_id <= self.after or not self.common:
+            return ""
+        return pairs_text(tokens(text), self.common)
+
+    def expression(self, phrase: Sequence[str]) -> str | None:
+        found = pairs_phrase(phrase, self.common)
+        return None if found is None else fts_phrase(found, "pairs")
+
+
+def _pairs(c: SQLiteCursor) -> Pairs | None:
+    """The common words once chosen (``None`` before)."""
+    c.execute(f"SELECT name, value FROM {META} WHERE name IN ('common', 'pairs')")
+    rows = dict(c.fetchall())
+    if "pairs" not in rows:
+        return None
+    return Pairs(frozenset(json.loads(rows["common"])), int(rows["pairs"]))
+
+
+def _choose_pairs(c: SQLiteCursor, doc_id: int) -> Pairs:
+    """Choose the common words from the documents indexed so far (each word's
+    document count, from FTS5's own vocabulary) and record them."""
+    c.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.agentlog_search_terms "
+        f"USING fts5vocab(main, {FTS}, 'col')"
+    )
+    c.execute("SELECT term, doc FROM temp.agentlog_search_terms WHERE col = 'body'")
+    counts = [
+        (term, int(count))
+        for term, count in c.fetchall()
+        if term.isascii() and term.isalnum()
+    ]
+    c.execute(f"SELECT count(*) FROM {DOCS}")
+    common = choose_common(counts, int(c.fetchone()[0]))
+    c.executemany(
+        f"INSERT OR REPLACE INTO {META} (name, value) VALUES (?, ?)",
+        [("common", json.dumps(common)), ("pairs", doc_id)],
+    )
+    return Pairs(frozenset(common), doc_id)
+
+
+def _matches(c: SQLiteCursor, phrase: Sequence[str]) -> tuple[str, list[Any]]:
+    """The ids (column ``id``) of the documents holding the phrase: found by
+    their pairs where they have them and the phrase has some, else by text."""
+    body = fts_phrase(phrase)
+    pairs = _pairs(c)
+    by_pairs = None if pairs is None else pairs.expression(phrase)
+    if pairs is None or by_pairs is None:
+        return f"SELECT rowid AS id FROM {FTS} WHERE {FTS} MATCH ?", [body]
+    sql = (
+        f"SELECT rowid AS id FROM {FTS} WHERE {FTS} MATCH ? AND rowid > ? "
+        f"UNION ALL SELECT rowid AS id FROM {FTS} WHERE {FTS} MATCH ? AND rowid <= ?"
+    )
+    return sql, [by_pairs, pairs.after, body, pairs.after]
+
+
+def _test(c: SQLiteCursor, phrase: Sequence[str], doc_id: str) -> tuple[str, list[Any]]:
+    """An SQL test that the document ``doc_id`` holds the phrase (as _matches)."""
+    body = fts_phrase(phrase)
+    pairs = _pairs(c)
+    by_pairs = None if pairs is None else pairs.expression(phrase)
+    if pairs is None or by_pairs is None:
+        sql = f"EXISTS (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? AND rowid = {doc_id})"
+        return sql, [body]
+    sql = (
+        f"EXISTS (SELECT 1 FROM {FTS} WHERE {FTS} MATCH "
+        f"(CASE WHEN {doc_id} > ? THEN ? ELSE ? END) AND rowid = {doc_id})"
+    )
+    return sql, [pairs.after, by_pairs, body]
 
 
 def _flags(type_code: int, surface: int, timed: bool) -> int:
@@ -132,15 +221,16 @@ def _document(record: Sequence[Any], types: Mapping[int, str]) -> IndexedDocumen
 class SQLiteSearchView(SQLiteView[SearchState], SearchView):
     """States, documents and their FTS5 index in the events' database."""
 
-    view_name = "search.v3"
-    table_name = "agentlog_search_v3"
+    view_name = "search.v4"
+    table_name = "agentlog_search_v4"
 
     def index_statements(self) -> list[str]:
         drops = [f"DROP TABLE IF EXISTS {name}" for name in _OLD]
         return [
             *drops,
             "DELETE FROM tracking WHERE application_name LIKE '%#search.v1' "
-            "OR application_name LIKE '%#search.v2'",
+            "OR application_name LIKE '%#search.v2' "
+            "OR application_name LIKE '%#search.v3'",
             f"CREATE TABLE IF NOT EXISTS {DOCS} ("
             "id INTEGER PRIMARY KEY AUTOINCREMENT, label INTEGER NOT NULL, "
             "neg_seq INTEGER NOT NULL, doc_tokens INTEGER NOT NULL, "
@@ -152,7 +242,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             TABLE_STATEMENT,
             f"CREATE TABLE IF NOT EXISTS {TYPES} "
             "(code INTEGER PRIMARY KEY, type BLOB NOT NULL UNIQUE)",
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS} USING fts5(body, "
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS} USING fts5(body, pairs, "
             "content='', columnsize=0, tokenize='unicode61 remove_diacritics 0')",
             f"CREATE TABLE IF NOT EXISTS {META} "
             "(name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
@@ -196,6 +286,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             c.executemany(self._upsert_sql, [self._encode(s) for s in changes.states])
         labels: dict[str, int] = {}
         codes: dict[str, int] = {}
+        pairs = _pairs(c)
         for doc in changes.documents:
             label = label_of(c, doc.session_id, DOCS, labels)
             flags = _flags(
@@ -208,10 +299,14 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                 "VALUES (?, ?, ?, ?, ?)",
                 (label, -doc.seq, token_count(doc.text), time_key(doc.time), flags),
             )
+            doc_id = int(c.lastrowid)
+            column = "" if pairs is None else pairs.column(doc_id, doc.text)
             c.execute(
-                f"INSERT INTO {FTS} (rowid, body) VALUES (last_insert_rowid(), ?)",
-                (fts_body(doc.text),),
+                f"INSERT INTO {FTS} (rowid, body, pairs) VALUES (?, ?, ?)",
+                (doc_id, fts_body(doc.text), column),
             )
+            if pairs is None and doc_id >= PAIRS_AFTER:
+                pairs = _choose_pairs(c, doc_id)
         shadowed: dict[str, list[int]] = {}
         for session_id, seq in changes.shadowed:
             shadowed.setdefault(session_id, []).append(-seq)
@@ -241,9 +336,18 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                 and len(kept) == len(rows)
                 and (text_sum(kept) == expected)
             ):
+                pairs = _pairs(c)
                 c.executemany(
-                    f"INSERT INTO {FTS} ({FTS}, rowid, body) VALUES ('delete', ?, ?)",
-                    [(rowid, fts_body(kept[seq])) for rowid, seq in rows],
+                    f"INSERT INTO {FTS} ({FTS}, rowid, body, pairs) "
+                    "VALUES ('delete', ?, ?, ?)",
+                    [
+                        (
+                            rowid,
+                            fts_body(kept[seq]),
+                            "" if pairs is None else pairs.column(rowid, kept[seq]),
+                        )
+                        for rowid, seq in rows
+                    ],
                 )
             else:
                 log.warning(
@@ -290,12 +394,10 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
 
     def select_ids(self, phrase: Sequence[str], limit: int | None) -> list[int]:
         # One JSON array, not a row per id: 20,000 ids cost 1 ms, not 14.
-        sql = (
-            "SELECT json_group_array(rowid) FROM "
-            f"(SELECT rowid FROM {FTS} WHERE {FTS} MATCH ? LIMIT ?)"
-        )
         with self.datastore.transaction(commit=False) as c:
-            c.execute(sql, (fts_phrase(phrase), -1 if limit is None else limit))
+            matches, params = _matches(c, phrase)
+            sql = f"SELECT json_group_array(id) FROM ({matches} LIMIT ?)"
+            c.execute(sql, [*params, -1 if limit is None else limit])
             ids: list[int] = json.loads(c.fetchone()[0])
             return ids
 
@@ -387,7 +489,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         """
         session_id, after, upto = bounds
         c = SQLiteCursor(raw)
-        phrase = fts_phrase(query.phrase)
+        test, test_params = _test(c, query.phrase, "w.id")
         tested = 0
         chunk = max(chunk, 16)
         sets = True  # the session sets are written once, by the first query
@@ -396,10 +498,9 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             sql, params = self._query(c, query, "all", bounds, sets=sets)
             sets = False
             raw.execute(
-                f"SELECT w.*, EXISTS (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? "
-                f"AND rowid = w.id) FROM ({sql} LIMIT ?) AS w "
+                f"SELECT w.*, {test} FROM ({sql} LIMIT ?) AS w "
                 "ORDER BY w.doc_tokens, w.neg_time, w.session_id, w.neg_seq",
-                [phrase, *params, chunk],
+                [*test_params, *params, chunk],
             )
             records = raw.fetchall()
             for record in records:
@@ -412,7 +513,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             chunk = min(chunk * 2, _WALK_CHUNK)
         bounds = (session_id, after, upto)
         sql, params = self._query(c, query, "join", bounds, sets=sets)
-        raw.execute(sql, [phrase, *params])
+        raw.execute(sql, params)
         while records := raw.fetchmany(_STREAM_BATCH):
             for record in records:
                 yield _document(tuple(record), types)
@@ -433,9 +534,8 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         ``ids``: the documents with these ids (a few matches drive the query);
         ``all``: every document (the caller tests them); ``walk``: every
         document, each tested against the full-text index; ``join``: every
-        match of the full-text index, its phrase the first parameter (left to
-        the caller). ``sets=False``: the session sets were written already in
-        this transaction."""
+        match of the full-text index. ``sets=False``: the session sets were
+        written already in this transaction."""
         session_id, after, upto = bounds
         params: list[Any] = []
         if source == "ids":
@@ -447,17 +547,16 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             params.append(json.dumps(list(ids or ())))
             where = ["1"]
         elif source == "join":
+            matches, params = _matches(c, query.phrase)
             tables = (
-                f"{FTS} AS f CROSS JOIN {DOCS} AS d ON d.id = f.rowid "
+                f"({matches}) AS f CROSS JOIN {DOCS} AS d ON d.id = f.id "
                 f"JOIN {LABELS} AS s ON s.label = d.label"
             )
-            where = [f"f.{FTS} MATCH ?"]
+            where = ["1"]
         elif source == "walk":
             tables = _SOURCE
-            where = [
-                f"EXISTS (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? AND rowid = d.id)"
-            ]
-            params.append(fts_phrase(query.phrase))
+            test, params = _test(c, query.phrase, "d.id")
+            where = [test]
         else:
             tables = _SOURCE
             where = ["1"]

@@ -3,6 +3,7 @@ that agree with the scan."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Callable, Iterator
@@ -127,7 +128,7 @@ def test_index_and_scan_return_the_same_pages(app: Sessions, text: str) -> None:
     assert index_of(app).processed > 0
 
 
-def test_rebuild_equals_incremental(app: Sessions) -> None:
+def test_rebuild_equals_incremental(app: Sessions, pairs: str) -> None:
     index = index_of(app)
     handle = session(app, "c", TS(1), U("alpha one"), SS(1, 1), close=False)
     index.catch_up()
@@ -278,6 +279,19 @@ def test_a_session_that_breaks_later_leaves_the_index(app: Sessions) -> None:
 PATHS = ("walk", "ids", "join", "walk-then-join")
 
 
+@pytest.fixture(params=["text", "pairs", "pairs-early"])
+def pairs(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """With ``pairs``, the SQLite index chooses its common words after forty
+    documents (``pairs-early``: two), so later documents are found by their
+    word pairs."""
+    from agentlog.infrastructure.views import sqlite_search
+
+    after = {"pairs": 40, "pairs-early": 2}.get(request.param)
+    if after is not None:
+        monkeypatch.setattr(sqlite_search, "PAIRS_AFTER", after)
+    return str(request.param)
+
+
 def force(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
     """Force the common-phrase walk (no phrase is rare) or the sorted ids;
     ``join`` gives the views' walk no budget (every match read sorted) and
@@ -293,7 +307,7 @@ def force(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
 
 @pytest.mark.parametrize("text", ["alpha", "ai model", "x y z", "nothing here"])
 def test_walk_and_rare_paths_return_the_scan_pages(
-    app: Sessions, monkeypatch: pytest.MonkeyPatch, text: str
+    app: Sessions, monkeypatch: pytest.MonkeyPatch, text: str, pairs: str
 ) -> None:
     corpus(app, sessions=16)
     indexed = SessionQuery(app)
@@ -315,6 +329,13 @@ def test_walk_and_rare_paths_return_the_scan_pages(
     for path in PATHS:
         force(monkeypatch, path)
         assert pages(lambda **o: indexed.search_events("s05", text, **o)) == expected
+    view: Any = index_of(app).search.view
+    if pairs == "pairs" and hasattr(view, "fts_rows"):
+        with view.datastore.transaction(commit=False) as c:
+            c.execute("SELECT value FROM agentlog_search_v4_meta WHERE name = 'common'")
+            common = json.loads(c.fetchone()[0])
+        # The phrases of two and three words are found by their pairs.
+        assert {"ai", "model", "x", "y", "z", "gamma", "delta"} <= set(common)
 
 
 def test_a_walk_past_its_budget_reads_the_rest_sorted(
@@ -386,7 +407,7 @@ def append_raw(app: Sessions, session_id: str, seq: int, event: Any) -> None:
 
 @pytest.mark.parametrize("path", PATHS)
 def test_cursor_pages_under_concurrent_appends(
-    app: Sessions, monkeypatch: pytest.MonkeyPatch, path: str
+    app: Sessions, monkeypatch: pytest.MonkeyPatch, path: str, pairs: str
 ) -> None:
     force(monkeypatch, path)
     for number in range(9):
@@ -429,7 +450,7 @@ def test_index_keeps_no_text(app: Sessions) -> None:
             )
             names = {row["name"] for row in c.fetchall()}
         else:
-            c.execute("PRAGMA table_info(agentlog_search_v3_docs)")
+            c.execute("PRAGMA table_info(agentlog_search_v4_docs)")
             names = {row[1] for row in c.fetchall()}
     assert names and not names & {"text", "body"}
     assert {"doc_tokens", "neg_time", "neg_seq"} <= names
@@ -443,7 +464,9 @@ def sqlite_only(app: Sessions) -> Any:
     return view
 
 
-def test_dropped_and_purged_sessions_leave_no_fts_rows(app: Sessions) -> None:
+def test_dropped_and_purged_sessions_leave_no_fts_rows(
+    app: Sessions, pairs: str
+) -> None:
     from eventsourcing.persistence import StoredEvent
 
     from agentlog.domain.json import dumps

@@ -7,6 +7,7 @@ import json
 import random
 import re
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -572,3 +573,43 @@ def test_filter_bounds_past_64_bits_answer_as_the_scan(
             lambda **o: indexed.search_events("s01", "alpha", **o), event_filter=wanted
         )
         assert got == expected, wanted
+
+
+def test_earlier_sqlite_layouts_are_dropped_and_indexed_again(tmp_path: Path) -> None:
+    """A store written by an earlier layout (v1–v3 tables, their tracking rows)
+    opens with the v4 index: the old tables go, every document is indexed again."""
+    import sqlite3
+
+    path = tmp_path / "agentlog.db"
+    env = {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(path)}
+    app = Sessions(env=env)
+    corpus(app, sessions=3)
+    expected = [i.session_id for i in SessionQuery(app).search_sessions("alpha").items]
+    app.close()
+    old = [
+        f"agentlog_search_v{version}{part}"
+        for version in (1, 2, 3)
+        for part in ("", "_docs", "_meta", "_sessions", "_types")
+    ]
+    with closing(sqlite3.connect(path)) as db:
+        for name in old:
+            db.execute(f"CREATE TABLE {name} (x)")
+        db.execute("CREATE VIRTUAL TABLE agentlog_search_v3_fts USING fts5(body)")
+        for part in ("", "_docs", "_fts", "_meta", "_sessions", "_types"):
+            db.execute(f"DROP TABLE agentlog_search_v4{part}")
+        db.execute("DELETE FROM tracking WHERE application_name LIKE '%#search.v4'")
+        db.execute("INSERT INTO tracking VALUES ('Sessions#search.v3', 99)")
+        db.commit()
+    app = Sessions(env=env)
+    try:
+        got = [i.session_id for i in SessionQuery(app).search_sessions("alpha").items]
+        assert got == expected and got
+    finally:
+        app.close()
+    with closing(sqlite3.connect(path)) as db:
+        names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+        tracked = [
+            row[0] for row in db.execute("SELECT application_name FROM tracking")
+        ]
+    assert not names & {*old, "agentlog_search_v3_fts"}
+    assert not [name for name in tracked if "#search.v3" in name]

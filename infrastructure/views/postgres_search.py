@@ -62,7 +62,18 @@ MAX_POSITION = 16_000
 MAX_WORD_BYTES = 2_000
 _COLUMNS = SQL("session_id, neg_seq, type, surface, doc_tokens, neg_time, id")
 _KEY = SQL("doc_tokens, neg_time, session_id, neg_seq")
-_W_KEY = SQL("w.doc_tokens, w.neg_time, w.session_id, w.neg_seq")
+_CHUNK = SQL(
+    "SELECT * FROM (SELECT w.session_id, w.neg_seq, w.type, w.surface, "
+    "w.doc_tokens, w.neg_time, w.id, row_number() OVER k AS n, "
+    "lead(true) OVER k IS NULL AS last, w.tsv @@ {1} AS hit "
+    "FROM ({0} LIMIT %s) AS w "
+    "WINDOW k AS (ORDER BY w.doc_tokens, w.neg_time, w.session_id, w.neg_seq)) "
+    "AS x WHERE x.hit OR x.last "
+    "ORDER BY x.doc_tokens, x.neg_time, x.session_id, x.neg_seq"
+)
+"""A walk's chunk: the next documents in key order, tested above their
+``LIMIT`` (on the chunk's rows only, whatever plan finds them); only the
+matches come back, and the last document tested with its rank ``n``."""
 _QUERY = SQL("phraseto_tsquery('simple', %s)")
 Source = Literal["ids", "all", "walk", "join"]
 _WALK_CHUNK = 1024
@@ -326,15 +337,10 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         # streams of the page may be open on the connection.
         with conn.cursor() as curs:
             while tested < WALK_BUDGET:
-                sql, params = self._query(query, "all", (session_id, after, upto))
-                # The test runs above the limit, on the chunk's rows only,
-                # whatever plan finds them.
+                bounds = (session_id, after, upto)
+                sql, params = self._query(query, "all", bounds, tsv=True)
                 curs.execute(
-                    SQL(
-                        "SELECT w.*, EXISTS (SELECT 1 FROM {0} AS t "
-                        "WHERE t.id = w.id AND t.tsv @@ {1}) AS hit "
-                        "FROM ({2} LIMIT %s) AS w ORDER BY {3}"
-                    ).format(self._docs, _QUERY, sql, _W_KEY),
+                    _CHUNK.format(sql, _QUERY),
                     [phrase, *params, chunk],
                     # Never a generic plan: the phrase's tsquery is folded to a
                     # constant, not parsed again for each tested document.
@@ -344,9 +350,9 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
                 for record in records:
                     if record["hit"]:
                         yield _document(record)
-                if len(records) < chunk:
+                if not records or records[-1]["n"] < chunk:
                     return
-                tested += len(records)
+                tested += chunk
                 after = _document(records[-1]).key
                 chunk = min(chunk * 2, _WALK_CHUNK)
         statement = self._query(query, "join", (session_id, after, upto))
@@ -358,6 +364,8 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         source: Source,
         bounds: tuple[str | None, OrderKey | None, OrderKey | None],
         ids: Sequence[int] | None = None,
+        *,
+        tsv: bool = False,
     ) -> tuple[Composed, list[Any]]:
         """The documents' query in the search order (no limit), and its
         parameters.
@@ -365,7 +373,8 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         ``ids``: the documents with these ids; ``all``: every document (the
         caller tests them); ``walk``: every document, each tested with
         ``tsv @@`` (the caller keeps the plan on the order index); ``join``:
-        every match of the phrase. ``ids`` and ``join`` read their rows
+        every match of the phrase (``tsv``: the ``tsv`` column too, for the
+        caller to test). ``ids`` and ``join`` read their rows
         unordered (``OFFSET 0`` keeps the planner from walking the order index
         to avoid the sort) and sort them.
         """
@@ -398,8 +407,9 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
             where.append(SQL("session_id = %s"))
             params.append(encode_text(session_id))
         where += _filters(query, params)
+        columns = SQL("{0}, tsv").format(_COLUMNS) if tsv else _COLUMNS
         rows = SQL("SELECT {0} FROM {1} WHERE {2}").format(
-            _COLUMNS, self._docs, SQL(" AND ").join(where)
+            columns, self._docs, SQL(" AND ").join(where)
         )
         if source in ("ids", "join"):
             rows = SQL("SELECT * FROM ({0} OFFSET 0) AS m").format(rows)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -93,6 +94,16 @@ def agentlog_program() -> list[str]:
     if CONSOLE_SCRIPT.exists():
         return [str(CONSOLE_SCRIPT)]
     return [sys.executable, "-m", "agentlog.infrastructure.cli"]
+
+
+def catching_stop_signals() -> None:
+    """``preexec_fn`` for a process a test stops with SIGINT: SIGINT and SIGTERM
+    at their defaults, as in a terminal. A test run started in the background
+    (``pytest ... &`` from a script) has SIGINT ignored, every child inherits
+    that, and ``agentlog`` keeps a signal ignored at start ignored: the test would
+    see the command finish instead of stop."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 @dataclass

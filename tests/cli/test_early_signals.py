@@ -25,7 +25,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import CONSOLE_SCRIPT, REPO_ROOT, TIMEOUT, cli_env
+from tests.cli.conftest import (
+    CONSOLE_SCRIPT,
+    REPO_ROOT,
+    TIMEOUT,
+    catching_stop_signals,
+    cli_env,
+)
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32", reason="POSIX signals to a child process"
@@ -90,6 +96,7 @@ def stop_at(
         env=cli_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        preexec_fn=catching_stop_signals,
     )
     try:
         time.sleep(delay)

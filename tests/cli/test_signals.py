@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.cli.conftest import agentlog_program, cli_env, run_cli
+from tests.cli.conftest import (
+    agentlog_program,
+    catching_stop_signals,
+    cli_env,
+    run_cli,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -48,6 +53,7 @@ def run_and_stop(
         env=cli_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=catching_stop_signals,
     )
     try:
         wait_until_open(process, store_file)

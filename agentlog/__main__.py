@@ -36,7 +36,16 @@ _arrived: list[_StoppedWhileStarting] = []
 def _raise_stopped(signum: int, frame: object) -> None:
     stop = _StoppedWhileStarting(signum)
     _arrived.append(stop)
+    sys.unraisablehook = _quiet_swallowed_stop
     raise stop
+
+
+def _quiet_swallowed_stop(unraisable: sys.UnraisableHookArgs) -> None:
+    """A stop raised inside a finalizer or weakref callback (an import's module
+    lock has one) is swallowed there, and Python would print it: it is in
+    ``_arrived``, which :func:`main` checks once the imports are done."""
+    if not isinstance(unraisable.exc_value, _StoppedWhileStarting):
+        sys.__unraisablehook__(unraisable)
 
 
 def _exit_stopped(signal_name: str) -> None:

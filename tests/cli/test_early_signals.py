@@ -8,8 +8,10 @@ each outcome a moment can give and none depends on speed. One moment no program
 can cover: before the entry's first line (the interpreter starting, ``site``, the
 console-script wrapper importing the entry). A signal there gets Python's own
 behaviour: death by the signal, or, for SIGINT once the interpreter has its
-handler, its ``KeyboardInterrupt`` report, which may then show only the
-interpreter's and the entry's frames, never one of the command line's imports.
+handler, its ``KeyboardInterrupt`` report (an "Exception ignored in" one when
+the signal lands in an import's callback, and the command then runs on), which
+may show only the interpreter's and the entry's frames, never one of the
+command line's imports.
 """
 
 from __future__ import annotations
@@ -79,11 +81,15 @@ def acceptable(signum: signal.Signals, code: int, stderr: str) -> bool:
         return stderr == f"interrupted by {signum.name}\n"
     if code == -signum and stderr == "":  # no handler yet: the default action
         return True
-    # Python's report of a KeyboardInterrupt before the entry's handlers.
+    # Python's report of its own KeyboardInterrupt, before the entry's handlers:
+    # uncaught (exit 1 or -SIGINT), or swallowed in a callback of an import
+    # ("Exception ignored in ...", the command then runs to its end).
+    lines = stderr.rstrip().splitlines()
     return (
         signum == signal.SIGINT
-        and code in (1, -signal.SIGINT)
-        and stderr.rstrip().endswith("KeyboardInterrupt")
+        and code in (0, 1, -signal.SIGINT)
+        and bool(lines)
+        and lines[-1].rstrip(":") == "KeyboardInterrupt"
         and all(before_agentlog_ran(file) for file in _FRAME.findall(stderr))
     )
 

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 SESSIONS = int(os.environ.get("AGENTLOG_ERASURE_SESSIONS", "10000"))
 DAY = 86_400_000
+PATIENT = {"SQLITE_LOCK_TIMEOUT": "600"}
+"""SQLite's busy timeout in seconds: a bound on waiting for the write lock."""
 
 
 def generate(app: Sessions, count: int, now: int) -> tuple[list[str], list[str]]:
@@ -65,7 +67,10 @@ def listed(app: Sessions) -> set[str]:
 def test_the_old_half_goes_and_sessions_written_meanwhile_stay(
     make_app: MakeApp,
 ) -> None:
-    app, writer = make_app(), make_app()
+    # On SQLite a writer waits for gc's batch transaction, and gc for the
+    # writers': however slow the machine, they wait rather than fail with
+    # "database is locked" (the default busy timeout is 5 s).
+    app, writer = make_app(**PATIENT), make_app(**PATIENT)
     now = now_ms()
     old, new = generate(app, SESSIONS, now)
     # Appended to after gc chose its candidates, before their batch ran.

@@ -93,8 +93,6 @@ _COLUMNS = "s.session_id, d.neg_seq, d.flags, d.doc_tokens, d.neg_time, d.id"
 _SOURCE = f"{DOCS} AS d JOIN {LABELS} AS s ON s.label = d.label"
 Source = Literal["ids", "all", "walk", "join"]
 _WALK_CHUNK = 1024
-SORTED_FIRST = 64
-"""The rows a sorted read asks for first (more, eightfold, if the page needs)."""
 _STREAM_BATCH = 32
 """Rows fetched at a time after the first batch: few, so a stopped walk has
 tested few documents it did not need."""
@@ -461,17 +459,14 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             if test and ids is None:
                 yield from self._walk(raw, types, query, bounds, batch)
                 return
-            if not test:
-                sql, params = self._query(c, query, "all", bounds)
-                raw.execute(sql, params)
-                # The database does a row's work when it is fetched: reading
-                # stops as soon as the caller stops.
-                while records := raw.fetchmany(batch):
-                    for record in records:
-                        yield _document(tuple(record), types)
-                    batch = _STREAM_BATCH
-                return
-            yield from self._sorted(raw, types, query, "ids", bounds, ids)
+            sql, params = self._query(c, query, _source(test, ids), bounds, ids)
+            raw.execute(sql, params)
+            # The database does a row's work when it is fetched: reading stops
+            # as soon as the caller stops.
+            while records := raw.fetchmany(batch):
+                for record in records:
+                    yield _document(tuple(record), types)
+                batch = _STREAM_BATCH
 
     def _walk(
         self,
@@ -517,39 +512,11 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             after = _document(tuple(records[-1][:-1]), types).key
             chunk = min(chunk * 2, _WALK_CHUNK)
         bounds = (session_id, after, upto)
-        yield from self._sorted(raw, types, query, "join", bounds, None, sets)
-
-    def _sorted(
-        self,
-        raw: Any,
-        types: Mapping[int, str],
-        query: IndexQuery,
-        source: Source,
-        bounds: tuple[str | None, OrderKey | None, OrderKey | None],
-        ids: Sequence[int] | None,
-        sets: bool = True,
-    ) -> Generator[IndexedDocument, None, None]:
-        """Matches sorted by the key, :data:`SORTED_FIRST` of them first.
-
-        SQLite keeps only the best rows asked for while it sorts: a page that
-        needs a few dozen of 40,000 matches sorts in half the time of a full
-        sort. Each further run starts after the last key read, eight times
-        longer."""
-        session_id, after, upto = bounds
-        c = SQLiteCursor(raw)
-        limit = SORTED_FIRST
-        while True:
-            bounds = (session_id, after, upto)
-            sql, params = self._query(c, query, source, bounds, ids, sets=sets)
-            sets = False
-            raw.execute(f"{sql} LIMIT ?", [*params, limit])
-            records = raw.fetchall()
+        sql, params = self._query(c, query, "join", bounds, sets=sets)
+        raw.execute(sql, params)
+        while records := raw.fetchmany(_STREAM_BATCH):
             for record in records:
                 yield _document(tuple(record), types)
-            if len(records) < limit:
-                return
-            after = _document(tuple(records[-1]), types).key
-            limit *= 8
 
     def _query(
         self,

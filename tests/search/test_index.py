@@ -304,8 +304,6 @@ def force(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
     budget = {"join": 0, "walk-then-join": 3}.get(path, 10**9)
     for view in (sqlite_search, postgres_search):
         monkeypatch.setattr(view, "WALK_BUDGET", budget)
-    # Sorted reads continue after their last key: runs of 1, 8, 64… rows.
-    monkeypatch.setattr(sqlite_search, "SORTED_FIRST", 1)
 
 
 @pytest.mark.parametrize("text", ["alpha", "ai model", "x y z", "nothing here"])

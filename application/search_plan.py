@@ -35,10 +35,6 @@ RARE_CAP = 20_000
 """Above this many matching documents a phrase is walked, not sorted: sorting
 costs about a microsecond per match, a walk about ten per document it tests
 (SQLite at 1,000,000 documents; docs/search.md#figures)."""
-WALK_BUDGET = 4096
-"""Documents a view's walk tests before it reads the phrase's remaining
-matches sorted instead: about 40 ms of tests on SQLite
-(docs/search.md#how-a-page-is-answered)."""
 Strategy = Literal["ids", "walk"]
 
 

@@ -52,7 +52,6 @@ from agentlog.application.search_match import (
     time_key,
     token_count,
 )
-from agentlog.application.search_plan import WALK_BUDGET
 from agentlog.domain.search_text import tokens
 from agentlog.infrastructure.views import decode_text, encode_text, write_tracked
 from agentlog.infrastructure.views.session_labels import (
@@ -92,6 +91,9 @@ KEY = "d.doc_tokens, d.neg_time, d.label, d.neg_seq"
 _COLUMNS = "s.session_id, d.neg_seq, d.flags, d.doc_tokens, d.neg_time, d.id"
 _SOURCE = f"{DOCS} AS d JOIN {LABELS} AS s ON s.label = d.label"
 Source = Literal["ids", "all", "walk", "join"]
+WALK_BUDGET = 4096
+"""Documents a walk tests before it reads the matches sorted instead: about
+40 ms of tests (docs/search.md#how-a-page-is-answered)."""
 _WALK_CHUNK = 1024
 _STREAM_BATCH = 32
 """Rows fetched at a time after the first batch: few, so a stopped walk has

@@ -55,6 +55,9 @@ log = logging.getLogger(__name__)
 SURFACES: tuple[SurfaceClass, ...] = ("current", "shadowed", "log-only")
 """Surface classes by their stored code (the index stores the position)."""
 TEXT_SUM_MODULUS = 2**62
+Bounds = tuple[str | None, "OrderKey | None", "OrderKey | None"]
+"""One session's id (or ``None``: every session) and the keys a read starts
+after and ends at (``None``: no bound)."""
 MAX_BATCH = 4096
 """The largest batch a view without streaming reads reads at once."""
 
@@ -214,11 +217,15 @@ class SearchView(View[SearchState], ABC):
     ) -> Generator[IndexedDocument, None, None]:
         """Every document :meth:`ranked` would return, in order, read lazily.
 
-        With a ``reader`` from :meth:`reading`, a view reads one query as the
-        caller consumes it (the caller stops the database's work by stopping);
-        this default reads :meth:`ranked` batches, each seeking past the last
-        key, growing from ``batch`` to :data:`MAX_BATCH`.
+        With a ``reader`` from :meth:`reading`, the view reads one query as the
+        caller consumes it (:meth:`read_stream`: the caller stops the database's
+        work by stopping); without, :meth:`ranked` batches, each seeking past the
+        last key, growing from ``batch`` to :data:`MAX_BATCH`.
         """
+        if reader is not None:
+            bounds = (session_id, after, upto)
+            yield from self.read_stream(reader, query, ids, bounds, test, batch)
+            return
         while True:
             rows = self.ranked(
                 query,
@@ -234,6 +241,20 @@ class SearchView(View[SearchState], ABC):
                 return
             after = rows[-1].key
             batch = min(batch * 4, MAX_BATCH)
+
+    def read_stream(
+        self,
+        reader: Any,
+        query: IndexQuery,
+        ids: Sequence[int] | None,
+        bounds: Bounds,
+        test: bool,
+        batch: int,
+    ) -> Generator[IndexedDocument, None, None]:
+        """:meth:`stream` within the read transaction ``reader`` of a view
+        whose :meth:`reading` yields one."""
+        raise NotImplementedError
+        yield  # a generator
 
     @abstractmethod
     def last_id(self) -> int:

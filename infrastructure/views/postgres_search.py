@@ -26,6 +26,7 @@ from psycopg.sql import SQL, Composable, Composed, Identifier
 
 from agentlog.application.search_index import (
     SURFACES,
+    Bounds,
     IndexedDocument,
     IndexQuery,
     SearchChanges,
@@ -289,31 +290,15 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
             curs.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             yield curs.connection
 
-    def stream(
+    def read_stream(
         self,
         reader: Any,
         query: IndexQuery,
-        *,
         ids: Sequence[int] | None,
-        session_id: str | None = None,
-        after: OrderKey | None = None,
-        upto: OrderKey | None = None,
-        test: bool = True,
-        batch: int = 64,
+        bounds: Bounds,
+        test: bool,
+        batch: int,
     ) -> Generator[IndexedDocument, None, None]:
-        if reader is None:
-            yield from super().stream(
-                reader,
-                query,
-                ids=ids,
-                session_id=session_id,
-                after=after,
-                upto=upto,
-                test=test,
-                batch=batch,
-            )
-            return
-        bounds = (session_id, after, upto)
         source = _source(test, ids)
         if source == "walk":
             yield from self._walk(reader, query, bounds, batch)
@@ -324,7 +309,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         self,
         conn: Connection[DictRow],
         query: IndexQuery,
-        bounds: tuple[str | None, OrderKey | None, OrderKey | None],
+        bounds: Bounds,
         chunk: int,
     ) -> Generator[IndexedDocument, None, None]:
         """Documents in key order, each tested with ``tsv @@``, a chunk at a
@@ -369,7 +354,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         self,
         query: IndexQuery,
         source: Source,
-        bounds: tuple[str | None, OrderKey | None, OrderKey | None],
+        bounds: Bounds,
         ids: Sequence[int] | None = None,
         *,
         tsv: bool = False,

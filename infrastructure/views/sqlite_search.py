@@ -37,6 +37,7 @@ from eventsourcing.sqlite import SQLiteCursor
 
 from agentlog.application.search_index import (
     SURFACES,
+    Bounds,
     IndexedDocument,
     IndexQuery,
     SearchChanges,
@@ -428,36 +429,20 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         with self.datastore.transaction(commit=False) as c:
             yield c.sqlite_cursor.connection
 
-    def stream(
+    def read_stream(
         self,
         reader: Any,
         query: IndexQuery,
-        *,
         ids: Sequence[int] | None,
-        session_id: str | None = None,
-        after: OrderKey | None = None,
-        upto: OrderKey | None = None,
-        test: bool = True,
-        batch: int = 64,
+        bounds: Bounds,
+        test: bool,
+        batch: int,
     ) -> Generator[IndexedDocument, None, None]:
-        if reader is None:
-            yield from super().stream(
-                reader,
-                query,
-                ids=ids,
-                session_id=session_id,
-                after=after,
-                upto=upto,
-                test=test,
-                batch=batch,
-            )
-            return
         # Its own cursor on the page's connection: streams may interleave (a
         # session's check runs while the page's rows are read).
         with SQLiteCursor(reader.cursor()) as raw:
             c = SQLiteCursor(raw)
             types = _types(c)
-            bounds = (session_id, after, upto)
             if test and ids is None:
                 yield from self._walk(raw, types, query, bounds, batch)
                 return
@@ -475,7 +460,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         raw: Any,
         types: Mapping[int, str],
         query: IndexQuery,
-        bounds: tuple[str | None, OrderKey | None, OrderKey | None],
+        bounds: Bounds,
         chunk: int,
     ) -> Generator[IndexedDocument, None, None]:
         """Documents in key order, each tested against the full-text index, a
@@ -525,7 +510,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         c: SQLiteCursor,
         query: IndexQuery,
         source: Source,
-        bounds: tuple[str | None, OrderKey | None, OrderKey | None],
+        bounds: Bounds,
         ids: Sequence[int] | None = None,
         *,
         sets: bool = True,

@@ -173,34 +173,44 @@ def _choose_pairs(c: SQLiteCursor, doc_id: int) -> Pairs:
     return Pairs(frozenset(common), doc_id)
 
 
-def _matches(c: SQLiteCursor, phrase: Sequence[str]) -> tuple[str, list[Any]]:
-    """The ids (column ``id``) of the documents holding the phrase: found by
-    their pairs where they have them and the phrase has some, else by text."""
-    body = fts_phrase(phrase)
+def _lookups(
+    c: SQLiteCursor, phrase: Sequence[str]
+) -> tuple[str, tuple[str, int] | None]:
+    """The phrase's FTS5 query on the text, and on the pairs with the id after
+    which documents have them (``None``: the phrase is not one of pairs)."""
     pairs = _pairs(c)
     by_pairs = None if pairs is None else pairs.expression(phrase)
     if pairs is None or by_pairs is None:
+        return fts_phrase(phrase), None
+    return fts_phrase(phrase), (by_pairs, pairs.after)
+
+
+def _matches(c: SQLiteCursor, phrase: Sequence[str]) -> tuple[str, list[Any]]:
+    """The ids (column ``id``) of the documents holding the phrase: found by
+    their pairs where they have them and the phrase has some, else by text."""
+    body, pairs = _lookups(c, phrase)
+    if pairs is None:
         return f"SELECT rowid AS id FROM {FTS} WHERE {FTS} MATCH ?", [body]
+    by_pairs, after = pairs
     sql = (
         f"SELECT rowid AS id FROM {FTS} WHERE {FTS} MATCH ? AND rowid > ? "
         f"UNION ALL SELECT rowid AS id FROM {FTS} WHERE {FTS} MATCH ? AND rowid <= ?"
     )
-    return sql, [by_pairs, pairs.after, body, pairs.after]
+    return sql, [by_pairs, after, body, after]
 
 
 def _test(c: SQLiteCursor, phrase: Sequence[str], doc_id: str) -> tuple[str, list[Any]]:
     """An SQL test that the document ``doc_id`` holds the phrase (as _matches)."""
-    body = fts_phrase(phrase)
-    pairs = _pairs(c)
-    by_pairs = None if pairs is None else pairs.expression(phrase)
-    if pairs is None or by_pairs is None:
+    body, pairs = _lookups(c, phrase)
+    if pairs is None:
         sql = f"EXISTS (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? AND rowid = {doc_id})"
         return sql, [body]
+    by_pairs, after = pairs
     sql = (
         f"EXISTS (SELECT 1 FROM {FTS} WHERE {FTS} MATCH "
         f"(CASE WHEN {doc_id} > ? THEN ? ELSE ? END) AND rowid = {doc_id})"
     )
-    return sql, [pairs.after, by_pairs, body]
+    return sql, [after, by_pairs, body]
 
 
 def _flags(type_code: int, surface: int, timed: bool) -> int:

@@ -12,8 +12,9 @@ listens on 127.0.0.1 only.
 from __future__ import annotations
 
 import logging
+import signal
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol
 
 import anyio
 import anyio.to_thread
@@ -27,8 +28,9 @@ from agentlog.application.model_tools import PROMPT_TEXT, TOOLS
 from agentlog.domain.visible import printable
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterable
+    from collections.abc import AsyncIterable, Callable
 
+    from anyio.abc import TaskStatus
     from anyio.streams.memory import MemoryObjectSendStream
     from mcp.server.context import ServerRequestContext
 
@@ -95,26 +97,48 @@ class _Replies(Protocol):
     async def send(self, item: SessionMessage, /) -> None: ...
 
 
-async def serve_stdio(server: Server[Any]) -> None:
+async def serve_stdio(
+    server: Server[Any], on_signal: Callable[[int], NoReturn] | None = None
+) -> None:
     """Serve one client over this process's stdin and stdout until it hangs up:
     closes stdin, or stops reading stdout (a client that dies with a request
     pending; the SDK's writer then fails with ``BrokenPipeError``).
 
     A line that is no JSON-RPC message gets JSON-RPC's error reply (see
     :func:`answer_unreadable`); the SDK alone would drop it unanswered.
+
+    ``on_signal`` is called with SIGINT or SIGTERM when one arrives, from the
+    event loop, and ends the process. The loop receives the signal itself: a
+    Python handler raising in whichever task it interrupts would leave that
+    task's exception group behind, printed by ``asyncio.run`` at shutdown.
     """
     try:
-        async with stdio_server() as (read_stream, write_stream):
-            options = server.create_initialization_options()
-            send, messages = anyio.create_memory_object_stream[
-                SessionMessage | Exception
-            ]()
-            async with anyio.create_task_group() as group:
-                group.start_soon(answer_unreadable, read_stream, send, write_stream)
-                await server.run(messages, write_stream, options)
-                group.cancel_scope.cancel()
+        async with anyio.create_task_group() as watch:
+            if on_signal is not None:
+                await watch.start(_watch_stop_signals, on_signal)
+            async with stdio_server() as (read_stream, write_stream):
+                options = server.create_initialization_options()
+                send, messages = anyio.create_memory_object_stream[
+                    SessionMessage | Exception
+                ]()
+                async with anyio.create_task_group() as group:
+                    group.start_soon(answer_unreadable, read_stream, send, write_stream)
+                    await server.run(messages, write_stream, options)
+                    group.cancel_scope.cancel()
+            watch.cancel_scope.cancel()
     except* BrokenPipeError:
         pass
+
+
+async def _watch_stop_signals(
+    on_signal: Callable[[int], NoReturn],
+    *,
+    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        task_status.started()
+        async for signum in signals:
+            on_signal(signum)
 
 
 async def answer_unreadable(

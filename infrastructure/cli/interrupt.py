@@ -30,6 +30,7 @@ class Interrupted(KeyboardInterrupt):
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
+        self.signum = signum
         self.signal_name = signal.Signals(signum).name
 
 

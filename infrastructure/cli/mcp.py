@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -22,6 +22,7 @@ from agentlog.domain.errors import SessionQueryError
 from agentlog.infrastructure.cli.interrupt import (
     EXIT_INTERRUPTED,
     Interrupted,
+    install_stop_handlers,
     stopped_line,
 )
 from agentlog.infrastructure.cli.program import (
@@ -128,14 +129,21 @@ def mcp_command(
                     "closed (--http serves without them)"
                 )
                 raise fail(msg)
-        try:
-            anyio.run(serve_stdio, server)
-        except Interrupted as stop:
+
+        def stopped(signum: int) -> NoReturn:
             # The SDK reads stdin in a worker thread blocked in read(): a normal
             # exit would wait for the client to close the pipe. Nothing is
             # pending (the tools only read), so the store is closed and the
             # process ends here.
             abandon(app)
-            sys.stderr.write(one_line(stopped_line(stop)) + "\n")
+            sys.stderr.write(one_line(stopped_line(Interrupted(signum))) + "\n")
             sys.stderr.flush()
             os._exit(EXIT_INTERRUPTED)
+
+        try:
+            anyio.run(serve_stdio, server, stopped)
+        except Interrupted as early:  # before the event loop took the signals
+            stopped(early.signum)
+        finally:
+            # The event loop gave the signals back to the default handlers.
+            install_stop_handlers()

@@ -153,6 +153,10 @@ class SearchView(View[SearchState], ABC):
     """The indexed texts of a stored session by seq, recomputed from its log
     (``None``: unreadable); set by :class:`SearchIndex`, needed by a view that
     forgets a document by its text."""
+    lists_in_order: ClassVar[bool] = False
+    """Whether the view's full-text index lists a phrase's matches in the
+    order's first part, so a read across sessions finds its own way and needs
+    no ids (``search_plan``); the SQLite view's does."""
 
     @abstractmethod
     def apply(
@@ -258,7 +262,9 @@ class SearchView(View[SearchState], ABC):
 
     @abstractmethod
     def last_id(self) -> int:
-        """The highest document id so far (ids grow as documents are added)."""
+        """The mark of the last document added so far (marks grow as documents
+        are added): a cursor's snapshot, so its later pages leave out what was
+        added after the first."""
 
     def long_sessions(self) -> set[str]:
         """Sessions with documents the index may not match exactly (searched

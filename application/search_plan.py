@@ -1,7 +1,9 @@
 """How an index answers a page: the matching documents in the search order.
 
-One plan per query (docs/search.md#the-index). The view is first asked for the
-ids of the documents holding the phrase, up to :data:`RARE_CAP`:
+One plan per query (docs/search.md#the-index). Unless the view finds a
+phrase's matches in order itself (``SearchView.lists_in_order``: the SQLite
+view, whose full-text ids follow the order's bands), the view is first asked
+for the ids of the documents holding the phrase, up to :data:`RARE_CAP`:
 
 - a *rare* phrase (at most that many documents): the page is those documents,
   filtered and sorted by their stored key inside the database;
@@ -9,10 +11,12 @@ ids of the documents holding the phrase, up to :data:`RARE_CAP`:
   cursor on and tests each document against the full-text index, so it stops
   as soon as the page is full instead of reading every match.
 
-Both return the same documents in the same order (tested by forcing each).
-``search_sessions`` takes the first hit of each session in that order (its
-strongest); after a cursor, a session with any hit at or before the cursor's key
-was already listed (or outranked the cursor) and is left out.
+Reads of one session use the ids too when the phrase is rare (asked for at the
+first such read). All paths return the same documents in the same order
+(tested by forcing each). ``search_sessions`` takes the first hit of each
+session in that order (its strongest); after a cursor, a session with any hit
+at or before the cursor's key was already listed (or outranked the cursor) and
+is left out.
 """
 
 from __future__ import annotations
@@ -56,12 +60,23 @@ class IndexPlan:
         self.view = view
         self.query = query
         self.check = check
-        self.ids: list[int] | None = None
-        if strategy != "walk" and query.phrase:
-            cap = None if strategy == "ids" else RARE_CAP
-            self.ids = view.matching_ids(query.phrase, cap)
-        self.empty = not query.phrase or self.ids == []
-        self._id_set = None if self.ids is None else frozenset(self.ids)
+        self._cap = None if strategy == "ids" else RARE_CAP
+        self._ids: list[int] | None = None
+        self._id_set: frozenset[int] | None = None
+        self._asked = strategy == "walk" or not query.phrase
+        self.empty = not query.phrase
+        if not view.lists_in_order:
+            self.empty = self.empty or self.ids == []
+
+    @property
+    def ids(self) -> list[int] | None:
+        """The ids of the documents holding the phrase if it is rare, else
+        ``None``; asked for once."""
+        if not self._asked:
+            self._asked = True
+            self._ids = self.view.matching_ids(self.query.phrase, self._cap)
+            self._id_set = None if self._ids is None else frozenset(self._ids)
+        return self._ids
 
     def _rows(
         self,
@@ -79,11 +94,14 @@ class IndexPlan:
         much as the phrase has matches, per session."""
         if self.empty:
             return
-        own = session_id is not None and self._id_set is not None
+        ids = None
+        if session_id is not None or not self.view.lists_in_order:
+            ids = self.ids
+        own = session_id is not None and ids is not None
         rows = self.view.stream(
             reader,
             self.query,
-            ids=self.ids,
+            ids=ids,
             session_id=session_id,
             after=after,
             upto=upto,

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from eventsourcing.sqlite import SQLiteCursor
 
-LABELS: Final = "agentlog_search_v4_sessions"
+LABELS: Final = "agentlog_search_v5_sessions"
 GAP: Final = 1024
 """Room left after the last label (and before the first): small enough that
 labels of many thousands of sessions fit in three or four bytes, large enough

@@ -29,8 +29,9 @@ from __future__ import annotations
 import json
 import logging
 import re
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING, Any, Literal
 
 from eventsourcing.sqlite import SQLiteCursor
@@ -83,18 +84,26 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _UNSAFE = re.compile("[\x00\ud800-\udfff]")
-DOCS = "agentlog_search_v4_docs"
-FTS = "agentlog_search_v4_fts"
-META = "agentlog_search_v4_meta"
-TYPES = "agentlog_search_v4_types"
+DOCS = "agentlog_search_v5_docs"
+FTS = "agentlog_search_v5_fts"
+META = "agentlog_search_v5_meta"
+TYPES = "agentlog_search_v5_types"
 IDS = "temp.agentlog_search_ids"
 KEY = "d.doc_tokens, d.neg_time, d.label, d.neg_seq"
 _COLUMNS = "s.session_id, d.neg_seq, d.flags, d.doc_tokens, d.neg_time, d.id"
 _SOURCE = f"{DOCS} AS d JOIN {LABELS} AS s ON s.label = d.label"
 Source = Literal["ids", "all", "walk", "join"]
+BAND_SHIFT = 40
+"""A document's id is ``band << BAND_SHIFT | slot``: the full-text index lists
+a phrase's matches by id, so by band, the order key's first part."""
+BAND_MAX = (1 << 22) - 1
+"""Documents of more tokens share the last band (their ids stay below 2**62)."""
+BAND_SORT = 2048
+"""A band with at most this many matches is read sorted; one with more is walked
+(docs/search.md#how-a-page-is-answered)."""
 WALK_BUDGET = 4096
-"""Documents a walk tests before it reads the matches sorted instead: about
-40 ms of tests (docs/search.md#how-a-page-is-answered)."""
+"""Documents a band's walk tests before it reads the band's matches sorted
+instead: about 40 ms of tests."""
 _WALK_CHUNK = 1024
 _STREAM_BATCH = 32
 """Rows fetched at a time after the first batch: few, so a stopped walk has
@@ -105,12 +114,26 @@ _LABELS_OF_IDS = (
 )
 _OLD = tuple(
     f"agentlog_search_v{version}{part}"
-    for version in (1, 2, 3)
+    for version in (1, 2, 3, 4)
     for part in ("_fts", "_docs", "_meta", "_sessions", "_types", "")
 )
 PAIRS_AFTER = 10_000
 """The common words are chosen when this many documents are indexed, from
 them; every later document gets its pairs (docs/search.md#the-index)."""
+NO_PAIRS = "\u01c20"
+"""The ``pairs`` column of a document indexed before the common words were
+chosen: ``ǂ0``, a token no pair spells, so a query can ask for its text."""
+
+
+def band_of(doc_tokens: int) -> int:
+    """The band of a document of ``doc_tokens`` tokens."""
+    return min(doc_tokens, BAND_MAX)
+
+
+def band_ids(band: int) -> tuple[int, int]:
+    """The first and last id a band's documents may take."""
+    low = band << BAND_SHIFT
+    return low, low + (1 << BAND_SHIFT) - 1
 
 
 def fts_body(text: str) -> str:
@@ -126,15 +149,16 @@ def fts_phrase(phrase: Sequence[str], column: str = "body") -> str:
 
 @dataclass(frozen=True, slots=True)
 class Pairs:
-    """The index's common words, and the first document id that has pairs."""
+    """The index's common words, and the number of the last document indexed
+    without pairs (documents are numbered as they are indexed)."""
 
     common: frozenset[str]
     after: int
 
-    def column(self, doc_id: int, text: str) -> str:
-        """The ``pairs`` column of a document (as it was indexed)."""
-        if doc_id <= self.after or not self.common:
-            return ""
+    def column(self, number: int, text: str) -> str:
+        """The ``pairs`` column of document ``number`` (as it was indexed)."""
+        if number <= self.after:
+            return NO_PAIRS
         return pairs_text(tokens(text), self.common)
 
     def expression(self, phrase: Sequence[str]) -> str | None:
@@ -151,7 +175,11 @@ def _pairs(c: SQLiteCursor) -> Pairs | None:
     return Pairs(frozenset(json.loads(rows["common"])), int(rows["pairs"]))
 
 
-def _choose_pairs(c: SQLiteCursor, doc_id: int) -> Pairs:
+def _pairs_column(pairs: Pairs | None, number: int, text: str) -> str:
+    return NO_PAIRS if pairs is None else pairs.column(number, text)
+
+
+def _choose_pairs(c: SQLiteCursor, number: int) -> Pairs:
     """Choose the common words from the documents indexed so far (each word's
     document count, from FTS5's own vocabulary) and record them."""
     c.execute(
@@ -168,49 +196,47 @@ def _choose_pairs(c: SQLiteCursor, doc_id: int) -> Pairs:
     common = choose_common(counts, int(c.fetchone()[0]))
     c.executemany(
         f"INSERT OR REPLACE INTO {META} (name, value) VALUES (?, ?)",
-        [("common", json.dumps(common)), ("pairs", doc_id)],
+        [("common", json.dumps(common)), ("pairs", number)],
     )
-    return Pairs(frozenset(common), doc_id)
+    return Pairs(frozenset(common), number)
 
 
-def _lookups(
-    c: SQLiteCursor, phrase: Sequence[str]
-) -> tuple[str, tuple[str, int] | None]:
-    """The phrase's FTS5 query on the text, and on the pairs with the id after
-    which documents have them (``None``: the phrase is not one of pairs)."""
+def _expression(c: SQLiteCursor, phrase: Sequence[str]) -> str:
+    """The phrase's FTS5 query: its pairs, or its text in the documents indexed
+    without pairs, if the phrase is one of pairs; else its text."""
+    body = fts_phrase(phrase)
     pairs = _pairs(c)
     by_pairs = None if pairs is None else pairs.expression(phrase)
-    if pairs is None or by_pairs is None:
-        return fts_phrase(phrase), None
-    return fts_phrase(phrase), (by_pairs, pairs.after)
+    if by_pairs is None:
+        return body
+    return f"{by_pairs} OR ({fts_phrase([NO_PAIRS], 'pairs')} AND {body})"
 
 
-def _matches(c: SQLiteCursor, phrase: Sequence[str]) -> tuple[str, list[Any]]:
-    """The ids (column ``id``) of the documents holding the phrase: found by
-    their pairs where they have them and the phrase has some, else by text."""
-    body, pairs = _lookups(c, phrase)
-    if pairs is None:
-        return f"SELECT rowid AS id FROM {FTS} WHERE {FTS} MATCH ?", [body]
-    by_pairs, after = pairs
-    sql = (
-        f"SELECT rowid AS id FROM {FTS} WHERE {FTS} MATCH ? AND rowid > ? "
-        f"UNION ALL SELECT rowid AS id FROM {FTS} WHERE {FTS} MATCH ? AND rowid <= ?"
-    )
-    return sql, [by_pairs, after, body, after]
+def _matches(band: int | None = None) -> str:
+    """The ids (column ``id``) of the documents matching an expression (the
+    parameter), of one band if given."""
+    sql = f"SELECT rowid AS id FROM {FTS} WHERE {FTS} MATCH ?"
+    if band is None:
+        return sql
+    low, high = band_ids(band)
+    return f"{sql} AND rowid BETWEEN {low} AND {high}"
 
 
-def _test(c: SQLiteCursor, phrase: Sequence[str], doc_id: str) -> tuple[str, list[Any]]:
-    """An SQL test that the document ``doc_id`` holds the phrase (as _matches)."""
-    body, pairs = _lookups(c, phrase)
-    if pairs is None:
-        sql = f"EXISTS (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? AND rowid = {doc_id})"
-        return sql, [body]
-    by_pairs, after = pairs
-    sql = (
-        f"EXISTS (SELECT 1 FROM {FTS} WHERE {FTS} MATCH "
-        f"(CASE WHEN {doc_id} > ? THEN ? ELSE ? END) AND rowid = {doc_id})"
-    )
-    return sql, [after, by_pairs, body]
+def _test(doc_id: str) -> str:
+    """An SQL test that the document ``doc_id`` matches an expression (the
+    parameter)."""
+    return f"EXISTS (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? AND rowid = {doc_id})"
+
+
+def _next_id(c: SQLiteCursor, band: int, last: dict[int, int]) -> int:
+    """A new document's id: the band's next slot."""
+    if band not in last:
+        low, high = band_ids(band)
+        c.execute(f"SELECT max(id) FROM {DOCS} WHERE id BETWEEN ? AND ?", (low, high))
+        found = c.fetchone()[0]
+        last[band] = low - 1 if found is None else int(found)
+    last[band] += 1
+    return last[band]
 
 
 def _flags(type_code: int, surface: int, timed: bool) -> int:
@@ -234,8 +260,9 @@ def _document(record: Sequence[Any], types: Mapping[int, str]) -> IndexedDocumen
 class SQLiteSearchView(SQLiteView[SearchState], SearchView):
     """States, documents and their FTS5 index in the events' database."""
 
-    view_name = "search.v4"
-    table_name = "agentlog_search_v4"
+    view_name = "search.v5"
+    table_name = "agentlog_search_v5"
+    lists_in_order = True
 
     def index_statements(self) -> list[str]:
         drops = [f"DROP TABLE IF EXISTS {name}" for name in _OLD]
@@ -243,9 +270,10 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             *drops,
             "DELETE FROM tracking WHERE application_name LIKE '%#search.v1' "
             "OR application_name LIKE '%#search.v2' "
-            "OR application_name LIKE '%#search.v3'",
+            "OR application_name LIKE '%#search.v3' "
+            "OR application_name LIKE '%#search.v4'",
             f"CREATE TABLE IF NOT EXISTS {DOCS} ("
-            "id INTEGER PRIMARY KEY AUTOINCREMENT, label INTEGER NOT NULL, "
+            "id INTEGER PRIMARY KEY, number INTEGER NOT NULL, label INTEGER NOT NULL, "
             "neg_seq INTEGER NOT NULL, doc_tokens INTEGER NOT NULL, "
             "neg_time REAL NOT NULL, flags INTEGER NOT NULL)",
             f"CREATE UNIQUE INDEX IF NOT EXISTS {DOCS}_key ON {DOCS} "
@@ -300,6 +328,8 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         labels: dict[str, int] = {}
         codes: dict[str, int] = {}
         pairs = _pairs(c)
+        number = self._numbered(c)
+        slots: dict[int, int] = {}
         for doc in changes.documents:
             label = label_of(c, doc.session_id, DOCS, labels)
             flags = _flags(
@@ -307,19 +337,26 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                 SURFACES.index(doc.surface),
                 type(doc.time) in (int, float),
             )
+            doc_tokens = token_count(doc.text)
+            doc_id = _next_id(c, band_of(doc_tokens), slots)
+            number += 1
+            row = (doc_id, number, label, -doc.seq, doc_tokens, time_key(doc.time))
             c.execute(
-                f"INSERT INTO {DOCS} (label, neg_seq, doc_tokens, neg_time, flags) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (label, -doc.seq, token_count(doc.text), time_key(doc.time), flags),
+                f"INSERT INTO {DOCS} (id, number, label, neg_seq, doc_tokens, "
+                "neg_time, flags) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (*row, flags),
             )
-            doc_id = int(c.lastrowid)
-            column = "" if pairs is None else pairs.column(doc_id, doc.text)
             c.execute(
                 f"INSERT INTO {FTS} (rowid, body, pairs) VALUES (?, ?, ?)",
-                (doc_id, fts_body(doc.text), column),
+                (doc_id, fts_body(doc.text), _pairs_column(pairs, number, doc.text)),
             )
-            if pairs is None and doc_id >= PAIRS_AFTER:
-                pairs = _choose_pairs(c, doc_id)
+            if pairs is None and number >= PAIRS_AFTER:
+                pairs = _choose_pairs(c, number)
+        if changes.documents:
+            c.execute(
+                f"INSERT OR REPLACE INTO {META} (name, value) VALUES ('numbered', ?)",
+                (number,),
+            )
         shadowed: dict[str, list[int]] = {}
         for session_id, seq in changes.shadowed:
             shadowed.setdefault(session_id, []).append(-seq)
@@ -336,13 +373,16 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
     ) -> None:
         """Drop one session's documents, naming each FTS row's text to forget it."""
         key = encode_text(session_id)
-        c.execute(f"SELECT id, neg_seq FROM {DOCS} WHERE label = ({_LABEL_OF})", (key,))
-        rows = [(row[0], -row[1]) for row in c.fetchall()]
+        c.execute(
+            f"SELECT id, neg_seq, number FROM {DOCS} WHERE label = ({_LABEL_OF})",
+            (key,),
+        )
+        rows = [(row[0], -row[1], row[2]) for row in c.fetchall()]
         if rows:
             texts = None if self.texts is None else self.texts(session_id)
             kept = None
             if texts is not None:
-                kept = {seq: texts[seq] for _, seq in rows if seq in texts}
+                kept = {seq: texts[seq] for _, seq, _ in rows if seq in texts}
             expected = 0 if state is None else state.text_sum
             if (
                 kept is not None
@@ -357,9 +397,9 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                         (
                             rowid,
                             fts_body(kept[seq]),
-                            "" if pairs is None else pairs.column(rowid, kept[seq]),
+                            _pairs_column(pairs, number, kept[seq]),
                         )
-                        for rowid, seq in rows
+                        for rowid, seq, number in rows
                     ],
                 )
             else:
@@ -403,14 +443,20 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             row = c.fetchone()
             return row is not None and bool(row[0])
 
+    @staticmethod
+    def _numbered(c: SQLiteCursor) -> int:
+        """How many documents were ever indexed (each is numbered in turn)."""
+        c.execute(f"SELECT value FROM {META} WHERE name = 'numbered'")
+        row = c.fetchone()
+        return 0 if row is None else int(row[0])
+
     # --------------------------------------------------------------- reads
 
     def select_ids(self, phrase: Sequence[str], limit: int | None) -> list[int]:
         # One JSON array, not a row per id: 20,000 ids cost 1 ms, not 14.
         with self.datastore.transaction(commit=False) as c:
-            matches, params = _matches(c, phrase)
-            sql = f"SELECT json_group_array(id) FROM ({matches} LIMIT ?)"
-            c.execute(sql, [*params, -1 if limit is None else limit])
+            sql = f"SELECT json_group_array(id) FROM ({_matches()} LIMIT ?)"
+            c.execute(sql, [_expression(c, phrase), -1 if limit is None else limit])
             ids: list[int] = json.loads(c.fetchone()[0])
             return ids
 
@@ -426,9 +472,13 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         test: bool = True,
     ) -> list[IndexedDocument]:
         with self.datastore.transaction(commit=False) as c:
-            source = _source(test, ids)
             bounds = (session_id, after, upto)
-            sql, params = self._query(c, query, source, bounds, ids)
+            if test and session_id is None:
+                types = _types(c)
+                rows = self._bands(c.sqlite_cursor, types, query, bounds, limit)
+                with closing(rows):
+                    return list(islice(rows, limit))
+            sql, params = self._query(c, query, _source(test, ids), bounds, ids)
             c.execute(f"{sql} LIMIT ?", [*params, limit])
             records = c.fetchall()
             types = _types(c) if records else {}
@@ -453,8 +503,8 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         with SQLiteCursor(reader.cursor()) as raw:
             c = SQLiteCursor(raw)
             types = _types(c)
-            if test and ids is None:
-                yield from self._walk(raw, types, query, bounds, batch)
+            if test and bounds[0] is None:
+                yield from self._bands(raw, types, query, bounds, batch)
                 return
             sql, params = self._query(c, query, _source(test, ids), bounds, ids)
             raw.execute(sql, params)
@@ -465,7 +515,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                     yield _document(tuple(record), types)
                 batch = _STREAM_BATCH
 
-    def _walk(
+    def _bands(
         self,
         raw: Any,
         types: Mapping[int, str],
@@ -473,31 +523,83 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         bounds: Bounds,
         chunk: int,
     ) -> Generator[IndexedDocument, None, None]:
-        """Documents in key order, each tested against the full-text index, a
-        chunk at a time; past :data:`WALK_BUDGET` tested documents, the rest
-        are read the other way round: every match from the full-text index,
-        sorted (docs/search.md#how-a-page-is-answered).
+        """Every session's matching documents in key order, a band at a time
+        (docs/search.md#how-a-page-is-answered).
 
-        A walk is fast when matches are dense among the short documents it
-        meets first, and hopeless when they sit in long ones (a phrase of common
-        words found mostly in code: 420,000 tests for one page); sorting costs
-        about as much as the phrase has matches. Spending at most the budget on
+        The full-text index lists the phrase's matches by id, so by band: the
+        bands without a match are never read, and reading stops in the band
+        where the caller stops. A band with at most :data:`BAND_SORT` matches
+        is read sorted by key; one with more is walked (:meth:`_walk`).
+        """
+        _, after, upto = bounds
+        c = SQLiteCursor(raw)
+        expression = _expression(c, query.phrase)
+        self._session_sets(c, query)
+        last = BAND_MAX if upto is None else band_of(upto[0])
+        band = 0 if after is None else band_of(after[0])
+        with closing(raw.connection.cursor()) as scan:
+            while band <= last:
+                scan.execute(
+                    f"{_matches()} AND rowid >= ? ORDER BY rowid",
+                    (expression, band_ids(band)[0]),
+                )
+                found: list[int] = []
+                while True:
+                    row = scan.fetchone()
+                    if row is None or row[0] >> BAND_SHIFT != band:
+                        if found:
+                            bounds = (None, after, upto)
+                            sql, params = self._query(
+                                c, query, "ids", bounds, found, sets=False
+                            )
+                            raw.execute(sql, params)
+                            for record in raw.fetchall():
+                                yield _document(tuple(record), types)
+                            after = None  # the next bands' keys are all later
+                        if row is None:
+                            return
+                        band, found = row[0] >> BAND_SHIFT, [row[0]]
+                        if band > last:
+                            return
+                        continue
+                    found.append(row[0])
+                    if len(found) > BAND_SORT:
+                        break
+                bounds = (None, after, upto)
+                yield from self._walk(raw, types, query, bounds, chunk, band)
+                after = None
+                band += 1
+
+    def _walk(
+        self,
+        raw: Any,
+        types: Mapping[int, str],
+        query: IndexQuery,
+        bounds: Bounds,
+        chunk: int,
+        band: int,
+    ) -> Generator[IndexedDocument, None, None]:
+        """One band's documents in key order, each tested against the
+        full-text index, a chunk at a time; past :data:`WALK_BUDGET` tested
+        documents, the band's remaining matches are read sorted instead.
+
+        A walk is fast when matches are dense among the documents it meets
+        first, and hopeless when they come late in the band; sorting costs
+        about as much as the band has matches. Spending at most the budget on
         the walk bounds the bad case by the sort's cost.
         """
         session_id, after, upto = bounds
         c = SQLiteCursor(raw)
-        test, test_params = _test(c, query.phrase, "w.id")
+        expression = _expression(c, query.phrase)
         tested = 0
         chunk = max(chunk, 16)
-        sets = True  # the session sets are written once, by the first query
         while tested < WALK_BUDGET:
             bounds = (session_id, after, upto)
-            sql, params = self._query(c, query, "all", bounds, sets=sets)
-            sets = False
+            sql, params = self._query(c, query, "all", bounds, band=band, sets=False)
             raw.execute(
-                f"SELECT w.*, {test} FROM ({sql} LIMIT ?) AS w "
+                f"SELECT w.*, {_test('w.id')} FROM ({sql} LIMIT ?) AS w "
                 "ORDER BY w.doc_tokens, w.neg_time, w.session_id, w.neg_seq",
-                [*test_params, *params, chunk],
+                [expression, *params, chunk],
             )
             records = raw.fetchall()
             for record in records:
@@ -509,7 +611,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             after = _document(tuple(records[-1][:-1]), types).key
             chunk = min(chunk * 2, _WALK_CHUNK)
         bounds = (session_id, after, upto)
-        sql, params = self._query(c, query, "join", bounds, sets=sets)
+        sql, params = self._query(c, query, "join", bounds, band=band, sets=False)
         raw.execute(sql, params)
         while records := raw.fetchmany(_STREAM_BATCH):
             for record in records:
@@ -523,6 +625,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         bounds: Bounds,
         ids: Sequence[int] | None = None,
         *,
+        band: int | None = None,
         sets: bool = True,
     ) -> tuple[str, list[Any]]:
         """The documents' query in the search order (no limit), and its
@@ -531,8 +634,9 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         ``ids``: the documents with these ids (a few matches drive the query);
         ``all``: every document (the caller tests them); ``walk``: every
         document, each tested against the full-text index; ``join``: every
-        match of the full-text index. ``sets=False``: the session sets were
-        written already in this transaction."""
+        match of the full-text index. ``band``: only that band's documents.
+        ``sets=False``: the session sets were written already in this
+        transaction."""
         session_id, after, upto = bounds
         params: list[Any] = []
         if source == "ids":
@@ -544,19 +648,22 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             params.append(json.dumps(list(ids or ())))
             where = ["1"]
         elif source == "join":
-            matches, params = _matches(c, query.phrase)
+            params = [_expression(c, query.phrase)]
             tables = (
-                f"({matches}) AS f CROSS JOIN {DOCS} AS d ON d.id = f.id "
+                f"({_matches(band)}) AS f CROSS JOIN {DOCS} AS d ON d.id = f.id "
                 f"JOIN {LABELS} AS s ON s.label = d.label"
             )
             where = ["1"]
         elif source == "walk":
             tables = _SOURCE
-            test, params = _test(c, query.phrase, "d.id")
-            where = [test]
+            params = [_expression(c, query.phrase)]
+            where = [_test("d.id")]
         else:
             tables = _SOURCE
             where = ["1"]
+        if band is not None:
+            # By tokens, not ids: the walk reads the order index's range.
+            where.append(f"d.doc_tokens {'>=' if band == BAND_MAX else '='} {band}")
         if session_id is not None:
             where.append(f"d.label = ({_LABEL_OF})")
             params.append(encode_text(session_id))
@@ -600,9 +707,9 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         )
 
     def last_id(self) -> int:
+        # Ids follow the order, not time: a snapshot is a document number.
         with self.datastore.transaction(commit=False) as c:
-            c.execute(f"SELECT max(id) FROM {DOCS}")
-            return int(c.fetchone()[0] or 0)
+            return self._numbered(c)
 
     def documents(self) -> list[IndexedDocument]:
         with self.datastore.transaction(commit=False) as c:
@@ -634,8 +741,8 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             c.execute(f"DELETE FROM {DOCS}")
             c.execute(f"DELETE FROM {LABELS}")
             c.execute(f"DELETE FROM {TYPES}")
-            # Ids restart: a rebuild numbers the documents as the first pass did.
-            c.execute("DELETE FROM sqlite_sequence WHERE name = ?", (DOCS,))
+            # Numbers and slots restart: a rebuild numbers the documents and
+            # gives them ids as the first pass did.
             c.execute(f"DELETE FROM {META}")
             c.execute(f"DELETE FROM {self.table_name}")
             c.execute(
@@ -672,7 +779,7 @@ def _filters(query: IndexQuery, params: list[Any]) -> list[str]:
         codes = sorted({SURFACES.index(surface) for surface in wanted.surfaces})
         where.append(f"d.flags >> 1 & 3 IN ({', '.join(str(code) for code in codes)})")
     if query.snapshot is not None:
-        where.append("d.id <= ?")
+        where.append("d.number <= ?")
         params.append(query.snapshot)
     if query.sessions is not None:
         where.append(f"d.label IN ({_LABELS_OF_IDS} WHERE i.allowed = 1)")

@@ -296,7 +296,11 @@ def pairs(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> st
 def force(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
     """Force the common-phrase walk (no phrase is rare) or the sorted ids;
     ``join`` gives the views' walk no budget (every match read sorted) and
-    ``walk-then-join`` a budget of a few documents."""
+    ``walk-then-join`` a budget of a few documents.
+
+    The SQLite view reads a band of few matches sorted (``ids``: every band),
+    else walks it (``walk``, ``join``: every band; ``walk-then-join``: the
+    bands of more than two matches)."""
     from agentlog.infrastructure.views import postgres_search, sqlite_search
 
     cap = 10**9 if path == "ids" else 0
@@ -304,6 +308,8 @@ def force(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
     budget = {"join": 0, "walk-then-join": 3}.get(path, 10**9)
     for view in (sqlite_search, postgres_search):
         monkeypatch.setattr(view, "WALK_BUDGET", budget)
+    band_sort = {"ids": 10**9, "walk-then-join": 2}.get(path, 0)
+    monkeypatch.setattr(sqlite_search, "BAND_SORT", band_sort)
 
 
 @pytest.mark.parametrize("text", ["alpha", "ai model", "x y z", "nothing here"])
@@ -333,7 +339,7 @@ def test_walk_and_rare_paths_return_the_scan_pages(
     view: Any = index_of(app).search.view
     if pairs == "pairs" and hasattr(view, "fts_rows"):
         with view.datastore.transaction(commit=False) as c:
-            c.execute("SELECT value FROM agentlog_search_v4_meta WHERE name = 'common'")
+            c.execute("SELECT value FROM agentlog_search_v5_meta WHERE name = 'common'")
             common = json.loads(c.fetchone()[0])
         # The phrases of two and three words are found by their pairs.
         assert {"ai", "model", "x", "y", "z", "gamma", "delta"} <= set(common)
@@ -342,13 +348,15 @@ def test_walk_and_rare_paths_return_the_scan_pages(
 def test_a_walk_past_its_budget_reads_the_rest_sorted(
     app: Sessions, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
-    """Matches only in documents the walk meets late: it stops testing at its
-    budget (two chunks here, not the three that reach them) and reads the
-    remaining matches sorted, giving the scan's pages."""
+    """Matches only in documents the walk meets late (as long, but older, than
+    120 others): it stops testing at its budget (two chunks here, not the three
+    that reach them) and reads the remaining matches sorted, giving the scan's
+    pages."""
     from tests.search.test_page_reads import postgres_statements, sqlite_statements
 
+    filler = U("a longer filler document")
     logs: list[tuple[dict[str, Any], list[Any]]] = [
-        (header(f"f{n:02}"), [ev(seq, U("filler"), 100 + seq) for seq in range(3)])
+        (header(f"f{n:02}"), [ev(seq, filler, 100 + seq) for seq in range(3)])
         for n in range(40)
     ]
     logs += [
@@ -376,6 +384,38 @@ def test_a_walk_past_its_budget_reads_the_rest_sorted(
     assert len(chunks) == 2, chunks  # 21 then 42 documents tested, not 84 more
     assert [item.to_json() for item in first.items] == expected
     assert pages(lambda **o: indexed.search_sessions("needle", **o)) == expected
+
+
+def test_the_sqlite_index_reads_only_the_bands_with_matches(app: Sessions) -> None:
+    """The full-text ids follow the order's bands (a document's token count):
+    a page goes straight to the first band holding a match, and one band of
+    few matches is read sorted; no document is tested, none is read twice."""
+    from tests.search.test_page_reads import sqlite_statements
+
+    view: Any = index_of(app).search.view
+    if not getattr(view, "lists_in_order", False):
+        pytest.skip("the SQLite index's own order")
+    logs: list[tuple[dict[str, Any], list[Any]]] = [
+        (header(f"f{n:02}"), [ev(seq, U("filler"), 100 + seq) for seq in range(3)])
+        for n in range(40)
+    ]
+    logs += [
+        (header(f"n{n}"), [ev(0, U("a longer needle document"), 50 + n)])
+        for n in range(5)
+    ]
+    raw_write_many(app, logs)
+    query = SessionQuery(app)
+    query.search_sessions("needle")  # indexes the log
+    with sqlite_statements(app) as statements:
+        items = query.search_sessions("needle").items
+    assert [item.session_id for item in items] == [f"n{n}" for n in range(4, -1, -1)]
+    assert not [text for text in statements if "rowid = w.id" in text]
+    scans = [text for text in statements if "ORDER BY rowid" in text]
+    assert len(scans) == 1, scans
+    from agentlog.infrastructure.views.sqlite_search import BAND_SHIFT
+
+    ids = view.select_ids(("needle",), None)
+    assert {doc_id >> BAND_SHIFT for doc_id in ids} == {4}
 
 
 def test_plan_paths_agree_on_the_view(app: Sessions) -> None:
@@ -452,7 +492,7 @@ def test_index_keeps_no_text(app: Sessions) -> None:
             )
             names = {row["name"] for row in c.fetchall()}
         else:
-            c.execute("PRAGMA table_info(agentlog_search_v4_docs)")
+            c.execute("PRAGMA table_info(agentlog_search_v5_docs)")
             names = {row[1] for row in c.fetchall()}
     assert names and not names & {"text", "body"}
     assert {"doc_tokens", "neg_time", "neg_seq"} <= names
@@ -577,8 +617,8 @@ def test_filter_bounds_past_64_bits_answer_as_the_scan(
 
 
 def test_earlier_sqlite_layouts_are_dropped_and_indexed_again(tmp_path: Path) -> None:
-    """A store written by an earlier layout (v1–v3 tables, their tracking rows)
-    opens with the v4 index: the old tables go, every document is indexed again."""
+    """A store written by an earlier layout (v1–v4 tables, their tracking rows)
+    opens with the v5 index: the old tables go, every document is indexed again."""
     import sqlite3
 
     path = tmp_path / "agentlog.db"
@@ -589,17 +629,17 @@ def test_earlier_sqlite_layouts_are_dropped_and_indexed_again(tmp_path: Path) ->
     app.close()
     old = [
         f"agentlog_search_v{version}{part}"
-        for version in (1, 2, 3)
+        for version in (1, 2, 3, 4)
         for part in ("", "_docs", "_meta", "_sessions", "_types")
     ]
     with closing(sqlite3.connect(path)) as db:
         for name in old:
             db.execute(f"CREATE TABLE {name} (x)")
-        db.execute("CREATE VIRTUAL TABLE agentlog_search_v3_fts USING fts5(body)")
+        db.execute("CREATE VIRTUAL TABLE agentlog_search_v4_fts USING fts5(body)")
         for part in ("", "_docs", "_fts", "_meta", "_sessions", "_types"):
-            db.execute(f"DROP TABLE agentlog_search_v4{part}")
-        db.execute("DELETE FROM tracking WHERE application_name LIKE '%#search.v4'")
-        db.execute("INSERT INTO tracking VALUES ('Sessions#search.v3', 99)")
+            db.execute(f"DROP TABLE agentlog_search_v5{part}")
+        db.execute("DELETE FROM tracking WHERE application_name LIKE '%#search.v5'")
+        db.execute("INSERT INTO tracking VALUES ('Sessions#search.v4', 99)")
         db.commit()
     app = Sessions(env=env)
     try:
@@ -612,5 +652,5 @@ def test_earlier_sqlite_layouts_are_dropped_and_indexed_again(tmp_path: Path) ->
         tracked = [
             row[0] for row in db.execute("SELECT application_name FROM tracking")
         ]
-    assert not names & {*old, "agentlog_search_v3_fts"}
-    assert not [name for name in tracked if "#search.v3" in name]
+    assert not names & {*old, "agentlog_search_v4_fts"}
+    assert not [name for name in tracked if "#search.v4" in name]

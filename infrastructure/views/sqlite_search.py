@@ -537,6 +537,17 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         self._session_sets(c, query)
         last = BAND_MAX if upto is None else band_of(upto[0])
         band = 0 if after is None else band_of(after[0])
+
+        def since(band: int) -> Bounds:
+            # Only the cursor's own band holds keys at or before it.
+            start = after if after is not None and band_of(after[0]) == band else None
+            return (None, start, upto)
+
+        def sorted_band(found: list[int]) -> list[IndexedDocument]:
+            sql, params = self._query(c, query, "ids", since(band), found, sets=False)
+            raw.execute(sql, params)
+            return [_document(tuple(record), types) for record in raw.fetchall()]
+
         with closing(raw.connection.cursor()) as scan:
             while band <= last:
                 scan.execute(
@@ -544,30 +555,22 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                     (expression, band_ids(band)[0]),
                 )
                 found: list[int] = []
-                while True:
-                    row = scan.fetchone()
-                    if row is None or row[0] >> BAND_SHIFT != band:
+                for (doc_id,) in iter(scan.fetchone, None):
+                    if doc_id >> BAND_SHIFT != band:
                         if found:
-                            bounds = (None, after, upto)
-                            sql, params = self._query(
-                                c, query, "ids", bounds, found, sets=False
-                            )
-                            raw.execute(sql, params)
-                            for record in raw.fetchall():
-                                yield _document(tuple(record), types)
-                            after = None  # the next bands' keys are all later
-                        if row is None:
-                            return
-                        band, found = row[0] >> BAND_SHIFT, [row[0]]
+                            yield from sorted_band(found)
+                            found = []
+                        band = doc_id >> BAND_SHIFT
                         if band > last:
                             return
-                        continue
-                    found.append(row[0])
+                    found.append(doc_id)
                     if len(found) > BAND_SORT:
-                        break
-                bounds = (None, after, upto)
-                yield from self._walk(raw, types, query, bounds, chunk, band)
-                after = None
+                        break  # many matches: walk the band
+                else:
+                    if found:
+                        yield from sorted_band(found)
+                    return
+                yield from self._walk(raw, types, query, since(band), chunk, band)
                 band += 1
 
     def _walk(

@@ -8,6 +8,7 @@ import random
 import re
 from collections.abc import Callable, Iterator
 from contextlib import closing
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -343,6 +344,31 @@ def test_walk_and_rare_paths_return_the_scan_pages(
             common = json.loads(c.fetchone()[0])
         # The phrases of two and three words are found by their pairs.
         assert {"ai", "model", "x", "y", "z", "gamma", "delta"} <= set(common)
+
+
+@pytest.mark.parametrize("path", ["ids", "walk-then-join"])
+def test_documents_past_the_last_band_share_it(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    """Documents of more tokens than the last band's share it (by default,
+    documents of over four million tokens): sorted or walked, the shared band
+    gives the scan's pages. A no-op off SQLite."""
+    from agentlog.infrastructure.views import sqlite_search
+
+    monkeypatch.setattr(sqlite_search, "BAND_MAX", 4)  # documents of 4–9 tokens
+    corpus(app, sessions=16)
+    indexed = SessionQuery(app)
+    scanned = SessionQuery(app, persistence=CountingReader(indexed.store_reader()))
+    force(monkeypatch, path)
+    for text in ("alpha", "x y z"):
+        for options in ({}, {"event_filter": EventFilter(seq_from=2)}):
+            expected = pages(partial(scanned.search_sessions, text), **options)
+            got = pages(partial(indexed.search_sessions, text), **options)
+            assert got == expected, (text, options)
+    view: Any = index_of(app).search.view
+    if getattr(view, "lists_in_order", False):
+        ids = view.select_ids(("alpha",), None)
+        assert max(ids) >> sqlite_search.BAND_SHIFT == 4
 
 
 def test_a_walk_past_its_budget_reads_the_rest_sorted(

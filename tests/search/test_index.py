@@ -23,6 +23,7 @@ from agentlog.application.search_index import (
     search_index_of,
 )
 from agentlog.application.search_models import EventFilter, SessionFilter
+from agentlog.domain.errors import SessionQueryError
 from tests.conftest import postgres_schema_env
 from tests.query.support import (
     CountingReader,
@@ -369,6 +370,25 @@ def test_documents_past_the_last_band_share_it(
     if getattr(view, "lists_in_order", False):
         ids = view.select_ids(("alpha",), None)
         assert max(ids) >> sqlite_search.BAND_SHIFT == 4
+
+
+def test_a_full_band_refuses_its_next_document(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A band holds 2**28 documents; here two (a shift of one bit). The third
+    of one length fails the batch with a typed error that says so, and nothing
+    of the batch is written."""
+    view: Any = index_of(app).search.view
+    if not getattr(view, "lists_in_order", False):
+        pytest.skip("the SQLite index's bands")
+    from agentlog.infrastructure.views import sqlite_search
+
+    monkeypatch.setattr(sqlite_search, "BAND_SHIFT", 1)
+    logs = [(header(f"s{n}"), [ev(0, U("same length"), n)]) for n in range(3)]
+    raw_write_many(app, logs)
+    with pytest.raises(SessionQueryError, match=r"holds 2\*\*1 documents of 2 tok"):
+        SessionQuery(app).search_sessions("same")
+    assert view.documents() == []
 
 
 def test_a_walk_past_its_budget_reads_the_rest_sorted(

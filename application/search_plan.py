@@ -132,20 +132,33 @@ class IndexPlan:
         page: list[IndexedDocument] = []
         seen: set[str] = set()
         with self._reading() as reader:
+            earlier = None
+            if after is not None and self.view.lists_in_order:
+                earlier = self._sessions_upto(reader, after)
             rows = self._rows(reader, after=after, batch=limit + 1)
             with closing(rows):
                 for row in rows:
                     if row.session_id in seen:
                         continue
                     seen.add(row.session_id)
-                    if after is not None and self._any_upto(
-                        reader, row.session_id, after
+                    if after is not None and (
+                        row.session_id in earlier
+                        if earlier is not None
+                        else self._any_upto(reader, row.session_id, after)
                     ):
                         continue
                     page.append(row)
                     if len(page) > limit:
                         break
         return page
+
+    def _sessions_upto(self, reader: Any, key: OrderKey) -> set[str]:
+        """The sessions with a hit at or before ``key``, from one read of the
+        hits up to it: a view that lists matches in order reads about what the
+        earlier pages read, where a test per session would walk its documents."""
+        rows = self._rows(reader, upto=key, batch=64)
+        with closing(rows):
+            return {row.session_id for row in rows}
 
     def _any_upto(self, reader: Any, session_id: str, key: OrderKey) -> bool:
         """Whether the session has a hit at or before ``key``."""

@@ -32,6 +32,7 @@ import re
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from itertools import islice
+from math import isqrt
 from typing import TYPE_CHECKING, Any, Literal
 
 from eventsourcing.sqlite import SQLiteCursor
@@ -90,8 +91,11 @@ META = "agentlog_search_v5_meta"
 TYPES = "agentlog_search_v5_types"
 IDS = "temp.agentlog_search_ids"
 KEY = "d.doc_tokens, d.neg_time, d.label, d.neg_seq"
-_COLUMNS = "s.session_id, d.neg_seq, d.flags, d.doc_tokens, d.neg_time, d.id, d.number"
-_SOURCE = f"{DOCS} AS d JOIN {LABELS} AS s ON s.label = d.label"
+_COLUMNS = "d.neg_seq, d.flags, d.doc_tokens, d.neg_time, d.id, d.number"
+_LABELLED = f"s.session_id AS who, {_COLUMNS}"
+_UNLABELLED = f"d.label AS who, {_COLUMNS}"
+_JOIN_LABELS = f"JOIN {LABELS} AS s ON s.label = d.label"
+_SOURCE = f"{DOCS} AS d {_JOIN_LABELS}"
 Source = Literal["ids", "all", "walk", "join"]
 BAND_SHIFT = 28
 """A document's id is ``band << BAND_SHIFT | slot``: the full-text index lists
@@ -102,7 +106,12 @@ BAND_MAX = (1 << 22) - 1
 """Documents of more tokens share the last band (their ids stay below 2**62)."""
 BAND_SORT = 2048
 """A band with at most this many matches is read sorted; one with more is walked
+unless it has at most ``sqrt(SORT_RATIO × its documents)`` matches
 (docs/search.md#how-a-page-is-answered)."""
+SORT_RATIO = 100
+"""A walk finds a page's 21 hits in a band of ``n`` documents and ``m`` matches
+after about ``21 n / m`` tests of some 12 µs; sorting costs about 2.5 µs per
+match. Sorting is the cheaper while ``m² < 100 n`` (about)."""
 WALK_BUDGET = 4096
 """Documents a band's walk tests before it reads the band's matches sorted
 instead: about 40 ms of tests."""
@@ -111,6 +120,7 @@ _STREAM_BATCH = 32
 """Rows fetched at a time after the first batch: few, so a stopped walk has
 tested few documents it did not need."""
 _LABEL_OF = f"SELECT label FROM {LABELS} WHERE session_id = ?"
+_SESSION_OF = f"SELECT session_id FROM {LABELS} WHERE label = ?"
 _LABELS_OF_IDS = (
     f"SELECT s2.label FROM {IDS} AS i JOIN {LABELS} AS s2 ON s2.session_id = i.id"
 )
@@ -263,6 +273,14 @@ def _index_texts(c: SQLiteCursor, texts: list[tuple[int, str, str]]) -> None:
     texts.clear()
 
 
+def _band_size(c: SQLiteCursor, band: int) -> int:
+    """About how many documents the band holds (its last slot)."""
+    low, high = band_ids(band)
+    c.execute(f"SELECT max(id) FROM {DOCS} WHERE id BETWEEN ? AND ?", (low, high))
+    found = c.fetchone()[0]
+    return 0 if found is None else int(found) - low + 1
+
+
 def _next_id(c: SQLiteCursor, band: int, last: dict[int, int]) -> int:
     """A new document's id: the band's next slot."""
     if band not in last:
@@ -275,6 +293,24 @@ def _next_id(c: SQLiteCursor, band: int, last: dict[int, int]) -> int:
         msg = f"the search index holds 2**{BAND_SHIFT} documents of {band} tokens"
         raise OverflowError(msg)
     return last[band]
+
+
+class _Names:
+    """Rows that carry a session's label made documents, each label's session
+    id read once, when a row is made: a band's sort needs no ids, and a page
+    makes a few dozen of its rows."""
+
+    def __init__(self, cursor: Any, types: Mapping[int, str]) -> None:
+        self._cursor = cursor  # its own: a read of rows may be open
+        self._types = types
+        self._known: dict[int, bytes] = {}
+
+    def document(self, record: Sequence[Any]) -> IndexedDocument:
+        label = record[0]
+        if label not in self._known:
+            self._cursor.execute(_SESSION_OF, (label,))
+            self._known[label] = self._cursor.fetchone()[0]
+        return _document((self._known[label], *record[1:]), self._types)
 
 
 def _flags(type_code: int, surface: int, timed: bool) -> int:
@@ -584,40 +620,47 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             start = after if after is not None and band_of(after[0]) == band else None
             return (None, start, upto)
 
-        def sorted_band(found: list[int]) -> list[IndexedDocument]:
-            sql, params = self._query(c, query, "ids", since(band), found, sets=False)
+        def sorted_band(found: list[int]) -> Iterator[IndexedDocument]:
+            sql, params = self._query(
+                c, query, "ids", since(band), found, sets=False, labelled=False
+            )
             raw.execute(sql, params)
-            return [_document(tuple(record), types) for record in raw.fetchall()]
+            return map(names.document, raw.fetchall())
 
-        with closing(raw.connection.cursor()) as scan:
+        connection = raw.connection
+        with closing(connection.cursor()) as scan, closing(connection.cursor()) as own:
+            names = _Names(own, types)
             while band <= last:
                 scan.execute(
                     f"{_matches()} AND rowid >= ? ORDER BY rowid",
                     (expression, band_ids(band)[0]),
                 )
                 found: list[int] = []
+                cap = BAND_SORT
                 for (doc_id,) in iter(scan.fetchone, None):
                     if doc_id >> BAND_SHIFT != band:
                         if found:
                             yield from sorted_band(found)
-                            found = []
+                            found, cap = [], BAND_SORT
                         band = doc_id >> BAND_SHIFT
                         if band > last:
                             return
                     found.append(doc_id)
-                    if len(found) > BAND_SORT:
-                        break  # many matches: walk the band
+                    if len(found) > cap == BAND_SORT:
+                        cap = max(cap, isqrt(SORT_RATIO * _band_size(c, band)))
+                    if len(found) > cap:
+                        break  # dense: walk the band
                 else:
                     if found:
                         yield from sorted_band(found)
                     return
-                yield from self._walk(raw, types, query, since(band), chunk, band)
+                yield from self._walk(raw, names, query, since(band), chunk, band)
                 band += 1
 
     def _walk(
         self,
         raw: Any,
-        types: Mapping[int, str],
+        names: _Names,
         query: IndexQuery,
         bounds: Bounds,
         chunk: int,
@@ -639,27 +682,30 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         chunk = max(chunk, 16)
         while tested < WALK_BUDGET:
             bounds = (session_id, after, upto)
-            sql, params = self._query(c, query, "all", bounds, band=band, sets=False)
+            sql, params = self._query(
+                c, query, "all", bounds, band=band, sets=False, labelled=False
+            )
             raw.execute(
                 f"SELECT w.*, {test} FROM ({sql} LIMIT ?) AS w "
-                "ORDER BY w.doc_tokens, w.neg_time, w.session_id, w.neg_seq",
+                "ORDER BY w.doc_tokens, w.neg_time, w.who, w.neg_seq",
                 [*test_params, *params, chunk],
             )
             records = raw.fetchall()
             for record in records:
                 if record[-1]:
-                    yield _document(tuple(record[:-1]), types)
+                    yield names.document(record[:-1])
             if len(records) < chunk:
                 return
             tested += len(records)
-            after = _document(tuple(records[-1][:-1]), types).key
+            after = names.document(records[-1][:-1]).key
             chunk = min(chunk * 2, _WALK_CHUNK)
         bounds = (session_id, after, upto)
-        sql, params = self._query(c, query, "join", bounds, band=band, sets=False)
+        sql, params = self._query(
+            c, query, "join", bounds, band=band, sets=False, labelled=False
+        )
         raw.execute(sql, params)
         while records := raw.fetchmany(_STREAM_BATCH):
-            for record in records:
-                yield _document(tuple(record), types)
+            yield from map(names.document, records)
 
     def _query(
         self,
@@ -671,6 +717,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         *,
         band: int | None = None,
         sets: bool = True,
+        labelled: bool = True,
     ) -> tuple[str, list[Any]]:
         """The documents' query in the search order (no limit), and its
         parameters; the session sets are written to their temporary table.
@@ -680,31 +727,28 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         document, each tested against the full-text index; ``join``: every
         match of the full-text index. ``band``: only that band's documents.
         ``sets=False``: the session sets were written already in this
-        transaction."""
+        transaction. ``labelled=False``: rows carry the session's label, not its
+        id (a sort needs no id: labels sort as ids do)."""
         session_id, after, upto = bounds
         params: list[Any] = []
         if source == "ids":
             # CROSS JOIN keeps the ids outer.
-            tables = (
-                f"json_each(?) AS m CROSS JOIN {DOCS} AS d ON d.id = m.value "
-                f"JOIN {LABELS} AS s ON s.label = d.label"
-            )
+            tables = f"json_each(?) AS m CROSS JOIN {DOCS} AS d ON d.id = m.value"
             params.append(json.dumps(list(ids or ())))
             where = ["1"]
         elif source == "join":
             params = [_expression(c, query.phrase)]
-            tables = (
-                f"({_matches(band)}) AS f CROSS JOIN {DOCS} AS d ON d.id = f.id "
-                f"JOIN {LABELS} AS s ON s.label = d.label"
-            )
+            tables = f"({_matches(band)}) AS f CROSS JOIN {DOCS} AS d ON d.id = f.id"
             where = ["1"]
         elif source == "walk":
-            tables = _SOURCE
+            tables = f"{DOCS} AS d"
             test, params = _test(c, query.phrase, "d")
             where = [test]
         else:
-            tables = _SOURCE
+            tables = f"{DOCS} AS d"
             where = ["1"]
+        if labelled:
+            tables = f"{tables} {_JOIN_LABELS}"
         if band is not None:
             # By tokens, not ids: the walk reads the order index's range.
             where.append(f"d.doc_tokens {'>=' if band == BAND_MAX else '='} {band}")
@@ -719,17 +763,28 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                     params += [length, moment, neg_seq]
         else:
             for bound, op in ((after, ">"), (upto, "<=")):
-                if bound is not None:
-                    length, moment, key_session, neg_seq = bound
-                    label, neg_seq = label_bound(c, key_session, neg_seq)
-                    where.append(f"({KEY}) {op} (?, ?, ?, ?)")
-                    params += [length, moment, label, neg_seq]
+                if bound is None:
+                    continue
+                length, moment, key_session, neg_seq = bound
+                if band is not None and band < BAND_MAX and length != band:
+                    # The whole band is on one side of the bound.
+                    where.append("1" if (length < band) == (op == ">") else "0")
+                    continue
+                label, neg_seq = label_bound(c, key_session, neg_seq)
+                if band is not None and band < BAND_MAX:
+                    # After the band's equality, the planner bounds the index
+                    # range only by the key's remaining columns.
+                    where.append(f"(d.neg_time, d.label, d.neg_seq) {op} (?, ?, ?)")
+                    params += [moment, label, neg_seq]
+                    continue
+                where.append(f"({KEY}) {op} (?, ?, ?, ?)")
+                params += [length, moment, label, neg_seq]
         where += _filters(query, params)
         if sets:
             self._session_sets(c, query)
+        columns = _LABELLED if labelled else _UNLABELLED
         sql = (
-            f"SELECT {_COLUMNS} FROM {tables} WHERE {' AND '.join(where)} "
-            f"ORDER BY {KEY}"
+            f"SELECT {columns} FROM {tables} WHERE {' AND '.join(where)} ORDER BY {KEY}"
         )
         return sql, params
 
@@ -758,7 +813,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
     def documents(self) -> list[IndexedDocument]:
         with self.datastore.transaction(commit=False) as c:
             order = "d.label, d.neg_seq DESC"
-            c.execute(f"SELECT {_COLUMNS} FROM {_SOURCE} ORDER BY {order}")
+            c.execute(f"SELECT {_LABELLED} FROM {_SOURCE} ORDER BY {order}")
             records = c.fetchall()
             types = _types(c)
             return [_document(tuple(r), types) for r in records]

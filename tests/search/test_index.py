@@ -312,6 +312,7 @@ def force(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
         monkeypatch.setattr(view, "WALK_BUDGET", budget)
     band_sort = {"ids": 10**9, "walk-then-join": 2}.get(path, 0)
     monkeypatch.setattr(sqlite_search, "BAND_SORT", band_sort)
+    monkeypatch.setattr(sqlite_search, "SORT_RATIO", 0)
 
 
 @pytest.mark.parametrize("text", ["alpha", "ai model", "x y z", "nothing here"])

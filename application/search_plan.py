@@ -90,14 +90,16 @@ class IndexPlan:
         """Matching documents in order, read as they are consumed.
 
         One session's documents with a rare phrase are tested against the ids
-        here: sending every id to the database for each session would cost as
-        much as the phrase has matches, per session."""
+        here, where a page checks sessions one by one (a view that does not
+        list matches in order): sending every id to the database for each
+        session would cost as much as the phrase has matches, per session."""
         if self.empty:
             return
         ids = None
         if session_id is not None or not self.view.lists_in_order:
             ids = self.ids
         own = session_id is not None and ids is not None
+        own = own and not self.view.lists_in_order
         rows = self.view.stream(
             reader,
             self.query,

@@ -104,6 +104,10 @@ at most 2**28 documents (the index refuses more); a wider shift would cost every
 posting that crosses bands a longer id delta (40 bits: the index 7% larger)."""
 BAND_MAX = (1 << 22) - 1
 """Documents of more tokens share the last band (their ids stay below 2**62)."""
+GATHER = 256
+"""A band's matches read into Python, then sorted by their ids; a band with
+more is counted in SQL and joined there or walked: fewer Python objects (a
+page that made 15,000 paid for garbage collections in its p95)."""
 BAND_SORT = 2048
 """A band with at most this many matches is read sorted; one with more is walked
 unless it has at most ``sqrt(SORT_RATIO × its documents)`` matches
@@ -636,25 +640,30 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                     (expression, band_ids(band)[0]),
                 )
                 found: list[int] = []
-                cap = BAND_SORT
                 for (doc_id,) in iter(scan.fetchone, None):
                     if doc_id >> BAND_SHIFT != band:
                         if found:
                             yield from sorted_band(found)
-                            found, cap = [], BAND_SORT
+                            found = []
                         band = doc_id >> BAND_SHIFT
                         if band > last:
                             return
                     found.append(doc_id)
-                    if len(found) > cap == BAND_SORT:
-                        cap = max(cap, isqrt(SORT_RATIO * _band_size(c, band)))
-                    if len(found) > cap:
-                        break  # dense: walk the band
+                    if len(found) > GATHER:
+                        break  # a large band: counted, then joined or walked
                 else:
                     if found:
                         yield from sorted_band(found)
                     return
-                yield from self._walk(raw, names, query, since(band), chunk, band)
+                cap = max(BAND_SORT, isqrt(SORT_RATIO * _band_size(c, band)))
+                c.execute(
+                    f"SELECT count(*) FROM ({_matches(band)} LIMIT ?)",
+                    (expression, cap + 1),
+                )
+                if c.fetchone()[0] > cap:
+                    yield from self._walk(raw, names, query, since(band), chunk, band)
+                else:
+                    yield from self._joined(raw, names, query, since(band), band)
                 band += 1
 
     def _walk(
@@ -699,7 +708,14 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             tested += len(records)
             after = names.document(records[-1][:-1]).key
             chunk = min(chunk * 2, _WALK_CHUNK)
-        bounds = (session_id, after, upto)
+        yield from self._joined(raw, names, query, (session_id, after, upto), band)
+
+    def _joined(
+        self, raw: Any, names: _Names, query: IndexQuery, bounds: Bounds, band: int
+    ) -> Generator[IndexedDocument, None, None]:
+        """A band's matches in key order: its ids from the full-text index
+        joined to their rows and sorted, all in SQL."""
+        c = SQLiteCursor(raw)
         sql, params = self._query(
             c, query, "join", bounds, band=band, sets=False, labelled=False
         )

@@ -300,9 +300,10 @@ def force(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
     ``join`` gives the views' walk no budget (every match read sorted) and
     ``walk-then-join`` a budget of a few documents.
 
-    The SQLite view reads a band of few matches sorted (``ids``: every band),
-    else walks it (``walk``, ``join``: every band; ``walk-then-join``: the
-    bands of more than two matches)."""
+    The SQLite view reads a band of few matches sorted by their ids (``ids``:
+    every band), else joins it in SQL (``walk-then-join``: the bands of at
+    most two matches) or walks it (``walk``, ``join``: every band;
+    ``walk-then-join``: the others)."""
     from agentlog.infrastructure.views import postgres_search, sqlite_search
 
     cap = 10**9 if path == "ids" else 0
@@ -313,6 +314,7 @@ def force(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
     band_sort = {"ids": 10**9, "walk-then-join": 2}.get(path, 0)
     monkeypatch.setattr(sqlite_search, "BAND_SORT", band_sort)
     monkeypatch.setattr(sqlite_search, "SORT_RATIO", 0)
+    monkeypatch.setattr(sqlite_search, "GATHER", 10**9 if path == "ids" else 0)
 
 
 @pytest.mark.parametrize("text", ["alpha", "ai model", "x y z", "nothing here"])

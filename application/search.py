@@ -54,7 +54,7 @@ from agentlog.domain.search_text import SearchDocument, document_text, normalize
 from agentlog.domain.title import fold_session_title
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Mapping, Sequence
+    from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 
     from agentlog.application.query import SessionQuery
     from agentlog.application.query_models import (
@@ -529,11 +529,20 @@ class _Stored:
             self._texts[place] = (event, text or "")
         return self._texts[place]
 
-    def _check(self, row: IndexedDocument) -> bool:
-        """The ``text`` clause, which needs the event's text from the log."""
-        _, text = self._read(row)
-        wanted = self.wanted.text
-        return wanted is not None and normalize_space(wanted) in normalize_space(text)
+    def _check(self, rows: Sequence[IndexedDocument]) -> Iterator[bool]:
+        """The ``text`` clause, which needs the events' texts from the log: the
+        candidates' events read at once, and forgotten unless they pass (a
+        page may reject thousands). Lazily, row by row: a row whose read
+        failed raises only if the page gets to it, as it would alone."""
+        self.prefetch(rows)
+        wanted = normalize_space(self.wanted.text or "")
+        for row in rows:
+            passed = wanted in normalize_space(self._read(row)[1])
+            if not passed:
+                place = (row.session_id, row.seq)
+                self._reads.pop(place, None)
+                self._texts.pop(place, None)
+            yield passed
 
     def hit(self, row: IndexedDocument) -> SearchHit:
         event, text = self._read(row)

@@ -22,11 +22,11 @@ is left out.
 from __future__ import annotations
 
 from contextlib import closing, contextmanager
-from itertools import islice
+from itertools import chain, islice, repeat
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator, Iterator
+    from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 
     from agentlog.application.search_index import (
         IndexedDocument,
@@ -40,13 +40,19 @@ RARE_CAP = 20_000
 costs about a microsecond per match, a walk about ten per document it tests
 (SQLite at 1,000,000 documents; docs/search.md#figures)."""
 Strategy = Literal["ids", "walk"]
+CHECK_BATCHES = (8, 32, 128, 256)
+"""How many candidates the ``check`` gets at a time: few first (a page may
+need few), then more, the last size repeated (each batch is one read of the
+log)."""
 
 
 class IndexPlan:
     """The documents of one query, in order, from one view.
 
     ``check`` is a test the view cannot run (the event filter's ``text``
-    clause, which needs the text from the log); ``strategy`` forces a path.
+    clause, which needs the text from the log), given candidates a batch at a
+    time (:data:`CHECK_BATCHES`) so it can read their events at once; it
+    answers, lazily, whether each passes. ``strategy`` forces a path.
     """
 
     def __init__(
@@ -54,7 +60,7 @@ class IndexPlan:
         view: SearchView,
         query: IndexQuery,
         *,
-        check: Callable[[IndexedDocument], bool] | None = None,
+        check: Callable[[Sequence[IndexedDocument]], Iterable[bool]] | None = None,
         strategy: Strategy | None = None,
     ) -> None:
         self.view = view
@@ -111,11 +117,19 @@ class IndexPlan:
             batch=batch,
         )
         with closing(rows):
-            for row in rows:
-                if own and row.id not in (self._id_set or ()):
-                    continue
-                if self.check is None or self.check(row):
-                    yield row
+            candidates = (
+                row for row in rows if not own or row.id in (self._id_set or ())
+            )
+            if self.check is None:
+                yield from candidates
+                return
+            for size in chain(CHECK_BATCHES, repeat(CHECK_BATCHES[-1])):
+                chunk = list(islice(candidates, size))
+                if not chunk:
+                    return
+                for row, passed in zip(chunk, self.check(chunk), strict=True):
+                    if passed:
+                        yield row
 
     @contextmanager
     def _reading(self) -> Iterator[Any]:

@@ -609,8 +609,10 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
 
         The full-text index lists the phrase's matches by id, so by band: the
         bands without a match are never read, and reading stops in the band
-        where the caller stops. A band with at most :data:`BAND_SORT` matches
-        is read sorted by key; one with more is walked (:meth:`_walk`).
+        where the caller stops. A band of at most :data:`GATHER` matches is
+        read sorted by their ids; a larger one is counted, then joined in SQL
+        (:meth:`_joined`) if the sort is the cheaper (:data:`SORT_RATIO`), else
+        walked (:meth:`_walk`).
         """
         _, after, upto = bounds
         c = SQLiteCursor(raw)

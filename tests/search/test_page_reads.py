@@ -222,3 +222,34 @@ def test_a_failed_page_read_fails_as_the_first_hit_read_did(
     with pytest.raises(SessionQueryError) as caught:
         query.search_events("s1", "needle")
     assert str(caught.value) == 'failed to load session "s1": bad sector'
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])  # POPO scans
+def test_a_text_clause_reads_its_candidates_in_batches(
+    app: Sessions, backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ``text`` clause needs each candidate's text from the log: 90
+    candidates here, of which only the last session's pass. They are read 8,
+    32, then 128 at a time (one statement each), not one by one (90), and the
+    passing ones are not read again for the page's snippets."""
+    from agentlog.application.search_models import EventFilter
+
+    for number in range(30):
+        events = [ev(seq, U(f"needle {number} {seq}"), 1000 + seq) for seq in range(3)]
+        raw_write(app, header(f"s{number:02}", created_at=number), events)
+    query = SessionQuery(app)
+    query.search_sessions("needle")  # indexes the log
+    only = EventFilter(text="needle 29")
+    trace = (
+        sqlite_statements(app)
+        if backend == "sqlite"
+        else postgres_statements(monkeypatch)
+    )
+    with trace as statements:
+        page = query.search_sessions("needle", event_filter=only)
+    reads = [text for text in statements if reads_events(app, text)]
+    assert len(reads) == 3, reads
+    assert [item.session_id for item in page.items] == ["s29"]
+    assert page.items[0].hit.snippet == "needle 29 2"
+    events = query.search_events("s29", "needle", event_filter=only)
+    assert [hit.seq for hit in events.items] == [2, 1, 0]

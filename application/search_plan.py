@@ -105,7 +105,7 @@ class IndexPlan:
         if session_id is not None or not self.view.lists_in_order:
             ids = self.ids
         own = session_id is not None and ids is not None
-        own = own and not self.view.lists_in_order
+        own &= not self.view.lists_in_order
         rows = self.view.stream(
             reader,
             self.query,

@@ -277,22 +277,22 @@ def _index_texts(c: SQLiteCursor, texts: list[tuple[int, str, str]]) -> None:
     texts.clear()
 
 
-def _band_size(c: SQLiteCursor, band: int) -> int:
-    """About how many documents the band holds (its last slot)."""
+def _last_id(c: SQLiteCursor, band: int) -> int:
+    """The band's highest id in use, or the one before its first."""
     low, high = band_ids(band)
     c.execute(f"SELECT max(id) FROM {DOCS} WHERE id BETWEEN ? AND ?", (low, high))
     found = c.fetchone()[0]
-    return 0 if found is None else int(found) - low + 1
+    return low - 1 if found is None else int(found)
+
+
+def _band_size(c: SQLiteCursor, band: int) -> int:
+    """About how many documents the band holds (its last slot)."""
+    return _last_id(c, band) - band_ids(band)[0] + 1
 
 
 def _next_id(c: SQLiteCursor, band: int, last: dict[int, int]) -> int:
     """A new document's id: the band's next slot."""
-    if band not in last:
-        low, high = band_ids(band)
-        c.execute(f"SELECT max(id) FROM {DOCS} WHERE id BETWEEN ? AND ?", (low, high))
-        found = c.fetchone()[0]
-        last[band] = low - 1 if found is None else int(found)
-    last[band] += 1
+    last[band] = (last[band] if band in last else _last_id(c, band)) + 1
     if last[band] > band_ids(band)[1]:
         msg = f"the search index holds 2**{BAND_SHIFT} documents of {band} tokens"
         raise OverflowError(msg)

@@ -1,0 +1,108 @@
+"""The SQLite index's bands against the scan, over random corpora and knobs.
+
+A page reads bands in turn, each sorted by ids, joined in SQL or walked (then
+joined past a budget), chosen by thresholds (docs/search.md#how-a-page-is-answered).
+Hypothesis draws small corpora whose documents share and split bands, equal and
+distinct times, a query of one or two words, thresholds that send bands down
+every path (some down different paths within one page), and when the common
+words are chosen; every page of ``search_sessions`` and ``search_events`` must
+be the scan's, cursor by cursor.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from functools import partial
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentlog.application import Sessions
+from agentlog.application.query import SessionQuery
+from agentlog.infrastructure.views import sqlite_search
+from tests.query.support import CountingReader, ev, header, raw_write_many
+from tests.scenarios.harness import U
+
+VOCABULARY = ["a", "b", "c", "d"]
+
+texts = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=6).map(" ".join)
+sessions = st.lists(
+    st.lists(st.tuples(texts, st.integers(0, 3)), min_size=1, max_size=5),
+    min_size=1,
+    max_size=7,
+)
+knobs = st.fixed_dictionaries(
+    {
+        "GATHER": st.integers(0, 3),
+        "BAND_SORT": st.integers(0, 3),
+        "SORT_RATIO": st.sampled_from([0, 1, 100]),
+        "WALK_BUDGET": st.integers(0, 4),
+        "PAIRS_AFTER": st.integers(1, 12),
+    }
+)
+phrases = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=2).map(" ".join)
+
+
+def pages(call: Any, limit: int) -> list[Any]:
+    out: list[Any] = []
+    page = call(limit=limit)
+    out += [item.to_json() for item in page.items]
+    while page.next_cursor is not None:
+        page = call(limit=limit, cursor=page.next_cursor)
+        out += [item.to_json() for item in page.items]
+    return out
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    logs=sessions,
+    settings_=knobs,
+    phrase=phrases,
+    limit=st.integers(1, 3),
+)
+def test_band_pages_are_the_scan_pages(
+    monkeypatch: pytest.MonkeyPatch,
+    logs: list[list[tuple[str, int]]],
+    settings_: dict[str, int],
+    phrase: str,
+    limit: int,
+) -> None:
+    with monkeypatch.context() as patch, tempfile.TemporaryDirectory() as directory:
+        for name, value in settings_.items():
+            patch.setattr(sqlite_search, name, value)
+        env = {
+            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+            "SQLITE_DBNAME": f"{directory}/agentlog.db",
+        }
+        app = Sessions(env=env)
+        try:
+            raw_write_many(
+                app,
+                [
+                    (
+                        header(f"s{number}", created_at=number),
+                        [
+                            ev(seq, U(text), time)
+                            for seq, (text, time) in enumerate(events)
+                        ],
+                    )
+                    for number, events in enumerate(logs)
+                ],
+            )
+            indexed = SessionQuery(app)
+            scanned = SessionQuery(
+                app, persistence=CountingReader(indexed.store_reader())
+            )
+            expected = pages(partial(scanned.search_sessions, phrase), limit)
+            assert pages(partial(indexed.search_sessions, phrase), limit) == expected
+            one = partial(scanned.search_events, "s0", phrase)
+            got = pages(partial(indexed.search_events, "s0", phrase), limit)
+            assert got == pages(one, limit)
+        finally:
+            app.close()

@@ -587,6 +587,12 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             if test and bounds[0] is None:
                 yield from self._bands(raw, types, query, bounds, batch)
                 return
+            if test and ids is None:  # one session, a common phrase
+                self._session_sets(c, query)
+                with closing(raw.connection.cursor()) as own:
+                    names = _Names(own, types)
+                    yield from self._walk(raw, names, query, bounds, batch, None)
+                return
             sql, params = self._query(c, query, _source(test, ids), bounds, ids)
             raw.execute(sql, params)
             # The database does a row's work when it is fetched: reading stops
@@ -675,11 +681,12 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         query: IndexQuery,
         bounds: Bounds,
         chunk: int,
-        band: int,
+        band: int | None,
     ) -> Generator[IndexedDocument, None, None]:
-        """One band's documents in key order, each tested against the
-        full-text index, a chunk at a time; past :data:`WALK_BUDGET` tested
-        documents, the band's remaining matches are read sorted instead.
+        """One band's documents in key order (or, with a session in the
+        bounds, that session's), each tested against the full-text index, a
+        chunk at a time; past :data:`WALK_BUDGET` tested documents, the
+        remaining matches are read sorted instead (:meth:`_joined`).
 
         A walk is fast when matches are dense among the documents it meets
         first, and hopeless when they come late in the band; sorting costs
@@ -713,10 +720,16 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         yield from self._joined(raw, names, query, (session_id, after, upto), band)
 
     def _joined(
-        self, raw: Any, names: _Names, query: IndexQuery, bounds: Bounds, band: int
+        self,
+        raw: Any,
+        names: _Names,
+        query: IndexQuery,
+        bounds: Bounds,
+        band: int | None,
     ) -> Generator[IndexedDocument, None, None]:
-        """A band's matches in key order: its ids from the full-text index
-        joined to their rows and sorted, all in SQL."""
+        """A band's matches (or a session's, from every match) in key order:
+        the ids from the full-text index joined to their rows and sorted, all
+        in SQL."""
         c = SQLiteCursor(raw)
         sql, params = self._query(
             c, query, "join", bounds, band=band, sets=False, labelled=False

@@ -394,6 +394,20 @@ def test_a_full_band_refuses_its_next_document(
     assert view.documents() == []
 
 
+def fillers_then_needles(app: Sessions, filler: str) -> None:
+    """40 sessions of three newer documents ``filler``, then five sessions of
+    one older "a longer needle document"."""
+    logs: list[tuple[dict[str, Any], list[Any]]] = [
+        (header(f"f{n:02}"), [ev(seq, U(filler), 100 + seq) for seq in range(3)])
+        for n in range(40)
+    ]
+    logs += [
+        (header(f"n{n}"), [ev(0, U("a longer needle document"), 50 + n)])
+        for n in range(5)
+    ]
+    raw_write_many(app, logs)
+
+
 def test_a_walk_past_its_budget_reads_the_rest_sorted(
     app: Sessions, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
@@ -403,16 +417,7 @@ def test_a_walk_past_its_budget_reads_the_rest_sorted(
     pages."""
     from tests.search.test_page_reads import postgres_statements, sqlite_statements
 
-    filler = U("a longer filler document")
-    logs: list[tuple[dict[str, Any], list[Any]]] = [
-        (header(f"f{n:02}"), [ev(seq, filler, 100 + seq) for seq in range(3)])
-        for n in range(40)
-    ]
-    logs += [
-        (header(f"n{n}"), [ev(0, U("a longer needle document"), 50 + n)])
-        for n in range(5)
-    ]
-    raw_write_many(app, logs)
+    fillers_then_needles(app, "a longer filler document")
     indexed = SessionQuery(app)
     scanned = SessionQuery(app, persistence=CountingReader(indexed.store_reader()))
     expected = pages(lambda **o: scanned.search_sessions("needle", **o))
@@ -476,15 +481,7 @@ def test_the_sqlite_index_reads_only_the_bands_with_matches(app: Sessions) -> No
     view: Any = index_of(app).search.view
     if not getattr(view, "lists_in_order", False):
         pytest.skip("the SQLite index's own order")
-    logs: list[tuple[dict[str, Any], list[Any]]] = [
-        (header(f"f{n:02}"), [ev(seq, U("filler"), 100 + seq) for seq in range(3)])
-        for n in range(40)
-    ]
-    logs += [
-        (header(f"n{n}"), [ev(0, U("a longer needle document"), 50 + n)])
-        for n in range(5)
-    ]
-    raw_write_many(app, logs)
+    fillers_then_needles(app, "filler")
     query = SessionQuery(app)
     query.search_sessions("needle")  # indexes the log
     with sqlite_statements(app) as statements:

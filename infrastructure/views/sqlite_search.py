@@ -1,19 +1,20 @@
 """The SQLite search index: a contentless FTS5 table and an order index.
 
-``agentlog_search_v4`` holds each session's decision state (as the other views
-hold rows); ``agentlog_search_v4_docs`` one row per document *without its text*:
-the session's label, ``-seq``, the order key's other parts (``doc_tokens``,
-``neg_time``) and ``flags`` (type code, surface class, whether the time is a
-number), under two unique indexes: the order key, and the session then the key.
-A session id is stored once, in ``agentlog_search_v4_sessions`` beside its
-*label*: an integer that sorts as the id does (``session_labels``), so the order
-key compares labels in SQL and each document row carries a few bytes instead of
-the id (three copies of a 36-character UUID were most of a document's row); a
-type is stored once in ``agentlog_search_v4_types``. ``agentlog_search_v4_fts``
-is a contentless FTS5 index (``unicode61``, diacritics kept, no column sizes;
-rowid = the document's id) of the text with lone surrogates as U+FFFD and NUL
-as a space — both separators, for FTS5 and for ``domain.search_text`` alike, so
-matching is the same. Documents, states and the tracking position change in one
+``agentlog_search_v5`` holds each session's decision state (as the other views
+hold rows); ``agentlog_search_v5_docs`` one row per document *without its text*:
+its number (in indexing order), the session's label, ``-seq``, the order key's
+other parts (``doc_tokens``, ``neg_time``) and ``flags`` (type code, surface
+class, whether the time is a number), under two unique indexes: the order key,
+and the session then the key. A session id is stored once, in
+``agentlog_search_v5_sessions`` beside its *label*: an integer that sorts as
+the id does (``session_labels``), so the order key compares labels in SQL and
+each document row carries a few bytes instead of the id; a type is stored once
+in ``agentlog_search_v5_types``. ``agentlog_search_v5_fts`` is a contentless
+FTS5 index (no column sizes) of each document's tokens as ``domain.search_text``
+splits them (:func:`fts_token`), so FTS5 matches exactly what the scan matches,
+and of its pairs of common words (``word_pairs``). A document's id is its band
+(its token count) and a slot (:data:`BAND_SHIFT`), so FTS5 lists matches in the
+order's first part. Documents, states and the tracking position change in one
 transaction.
 
 A contentless table forgets a row only given the exact text it indexed: the
@@ -84,7 +85,8 @@ if TYPE_CHECKING:
     from eventsourcing.persistence import Tracking
 
 log = logging.getLogger(__name__)
-_UNSAFE = re.compile("[\x00\ud800-\udfff]")
+_PLAIN = re.compile("[a-z0-9]+")
+ESCAPE = "\u01c1"
 DOCS = "agentlog_search_v5_docs"
 FTS = "agentlog_search_v5_fts"
 META = "agentlog_search_v5_meta"
@@ -152,15 +154,37 @@ def band_ids(band: int) -> tuple[int, int]:
     return low, low + (1 << BAND_SHIFT) - 1
 
 
+def fts_token(token: str) -> str:
+    r"""One token of ``domain.search_text`` as one FTS5 token that ``unicode61``
+    neither splits nor folds: ASCII letters and digits as they are, any other
+    token as ``ǁ`` and the hex of its UTF-8.
+
+    FTS5 splits and folds by its own Unicode 6.1 tables: it keeps combining
+    marks and private-use characters inside a word, which Python's ``\w``
+    does not, and folds ``Σ`` where ``str.lower`` gives ``ς``. Fed the text, it
+    missed the exact stored words ``cafe\u0301``, ``\ue0b0branch``; fed these
+    tokens, it matches exactly what the scan matches. No ASCII token holds
+    ``ǁ`` (U+01C1, a letter without case since Unicode 1.1), so none collides.
+    """
+    if _PLAIN.fullmatch(token):
+        return token
+    return ESCAPE + token.encode().hex()
+
+
 def fts_body(text: str) -> str:
-    """Text SQLite can hold: NUL a space, a lone surrogate U+FFFD (both separators)."""
-    return _UNSAFE.sub(lambda m: " " if m.group() == "\x00" else "\ufffd", text)
+    """The ``body`` column of a document: its tokens (:func:`fts_token`)."""
+    return " ".join(map(fts_token, tokens(text)))
 
 
-def fts_phrase(phrase: Sequence[str], column: str = "body") -> str:
-    """The FTS5 query: tokens are letter/digit runs (pair tokens add ``ǂ``), so
-    one quoted phrase of them, in one column, holds no operator."""
-    return "{" + column + '} : "' + " ".join(phrase) + '"'
+def fts_phrase(words: Sequence[str], column: str) -> str:
+    """An FTS5 query: one quoted phrase of FTS5 tokens (letters and digits,
+    ``ǁ`` and ``ǂ``) in one column, so it holds no operator."""
+    return "{" + column + '} : "' + " ".join(words) + '"'
+
+
+def body_phrase(phrase: Sequence[str]) -> str:
+    """The FTS5 query for the phrase of these tokens in the text."""
+    return fts_phrase([fts_token(token) for token in phrase], "body")
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +246,7 @@ def _lookups(
 ) -> tuple[str, tuple[str, int] | None]:
     """The phrase's FTS5 query on the text, and on the pairs with the number
     after which documents have them (``None``: the phrase is not one of pairs)."""
-    body = fts_phrase(phrase)
+    body = body_phrase(phrase)
     pairs = _pairs(c)
     by_pairs = None if pairs is None else pairs.expression(phrase)
     if pairs is None or by_pairs is None:

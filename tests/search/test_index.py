@@ -131,6 +131,63 @@ def test_index_and_scan_return_the_same_pages(app: Sessions, text: str) -> None:
     assert index_of(app).processed > 0
 
 
+SPLIT_TEXTS = [
+    "cafe\u0301 menu",  # a combining mark: a separator to the tokenizer
+    "powerline \ue0b0branch main",  # a private-use glyph: a separator too
+    "ΟΔΟΣ street",  # lower() gives a final sigma; FTS5 folds to σ
+    "plain cafe menu",
+    "is\ue000not none",
+    "\u212aappa lambda",  # the Kelvin sign lowers to an ASCII k
+    "Ǆ digraph ǁ2 ǂ0 2ǂisnot",  # the index's own escape and pair letters
+    "İstanbul 𞤀𞤁 ᏸ",  # a dotted capital; letters newer than FTS5's tables
+]
+SPLIT_QUERIES = [
+    "cafe\u0301",
+    "cafe",
+    "cafe menu",
+    "branch",
+    "\ue0b0branch",
+    "powerline branch",
+    "ΟΔΟΣ",
+    "οδος",
+    "οδοσ",
+    "is not none",
+    "is\ue000not",
+    "kappa",
+    "ǆ",
+    "ǁ2",
+    "ǂ0",
+    "2ǂisnot",
+    "i\u0307stanbul",
+    "𞤢𞤣",
+    "ᏸ",
+    "Ᏸ",
+]
+
+
+@pytest.mark.parametrize("after", [3, 10**9], ids=["pairs-after-3", "no-pairs"])
+def test_words_are_split_and_folded_as_the_scan_splits_them(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch, after: int
+) -> None:
+    """The index matches the tokens the scan matches, whatever FTS5's own
+    tables say of a character: the stored words themselves are found, and on
+    both sides of the document after which the common words were chosen."""
+    from agentlog.infrastructure.views import sqlite_search
+
+    monkeypatch.setattr(sqlite_search, "PAIRS_AFTER", after)
+    logs = [
+        (header(f"s{n}", created_at=n), [ev(0, U(text), 100 + n)])
+        for n, text in enumerate(SPLIT_TEXTS * 2)
+    ]
+    raw_write_many(app, logs)
+    indexed = SessionQuery(app)
+    scanned = SessionQuery(app, persistence=CountingReader(indexed.store_reader()))
+    for query in SPLIT_QUERIES:
+        expected = pages(partial(scanned.search_sessions, query))
+        assert pages(partial(indexed.search_sessions, query)) == expected, query
+    assert len(pages(partial(indexed.search_sessions, "is not none"))) == 2
+
+
 def test_rebuild_equals_incremental(app: Sessions, pairs: str) -> None:
     index = index_of(app)
     handle = session(app, "c", TS(1), U("alpha one"), SS(1, 1), close=False)

@@ -85,7 +85,7 @@ def match(text: str, phrase: tuple[str, ...]) -> Match | None:
 
 
 def token_count(text: str) -> int:
-    """The document's length in tokens (as FTS5 ``unicode61`` splits it)."""
+    """The document's length in tokens (``domain.search_text.tokens``)."""
     return sum(1 for _ in _TOKEN.finditer(text))
 
 

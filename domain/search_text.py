@@ -80,7 +80,8 @@ def normalize_space(text: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-cased letter/digit runs: the tokens FTS5 ``unicode61`` produces."""
+    """Lower-cased letter/digit runs: a query's and a document's tokens, on
+    every backend (the indexes are fed these, not the text)."""
     return [token.lower() for token in _TOKEN.findall(text)]
 
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 RARE_CAP = 20_000
 """Above this many matching documents a phrase is walked, not sorted: sorting
 costs about a microsecond per match, a walk about ten per document it tests
-(SQLite at 1,000,000 documents; docs/search.md#figures)."""
+(SQLite at 1,000,000 documents; docs/search-figures.md)."""
 Strategy = Literal["ids", "walk"]
 CHECK_BATCHES = (8, 32, 128, 256)
 """How many candidates the ``check`` gets at a time: few first (a page may

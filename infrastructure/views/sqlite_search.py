@@ -542,7 +542,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
 
     def optimize(self) -> None:
         # One segment instead of many: a walk's per-document test of the index
-        # costs several times less (docs/search.md#figures).
+        # costs several times less (docs/search-figures.md).
         with self.datastore.transaction(commit=True) as c:
             c.execute(f"INSERT INTO {FTS} ({FTS}) VALUES ('optimize')")
 

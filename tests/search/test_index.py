@@ -504,7 +504,7 @@ def test_a_session_walk_past_its_budget_reads_the_rest_sorted(
     than 120 documents of its length): the walk of its documents stops at its
     budget (two chunks) and reads the session's remaining matches sorted. A
     session of 100,000 documents with three such hits took 0.8–2.5 s to walk,
-    55 ms now (docs/search.md#figures)."""
+    55 ms now (docs/search-figures.md)."""
     from tests.search.test_page_reads import sqlite_statements
 
     if not getattr(index_of(app).search.view, "lists_in_order", False):

@@ -2,7 +2,7 @@
 
 Each hit's snippet is cut from its event, read from the log. One read per hit
 cost PostgreSQL one round trip each, most of a first page's time
-(docs/search.md#figures); the page now reads them in one statement, and every
+(docs/search-figures.md); the page now reads them in one statement, and every
 place reads as a read of that one event would.
 """
 

@@ -171,9 +171,9 @@ def fts_token(token: str) -> str:
     return ESCAPE + token.encode().hex()
 
 
-def fts_body(text: str) -> str:
-    """The ``body`` column of a document: its tokens (:func:`fts_token`)."""
-    return " ".join(map(fts_token, tokens(text)))
+def fts_body(words: Sequence[str]) -> str:
+    """The ``body`` column of a document of these tokens (:func:`fts_token`)."""
+    return " ".join(map(fts_token, words))
 
 
 def fts_phrase(words: Sequence[str], column: str) -> str:
@@ -195,11 +195,11 @@ class Pairs:
     common: frozenset[str]
     after: int
 
-    def column(self, number: int, text: str) -> str:
+    def column(self, number: int, words: Sequence[str]) -> str:
         """The ``pairs`` column of document ``number`` (as it was indexed)."""
         if number <= self.after:
             return NO_PAIRS
-        return pairs_text(tokens(text), self.common)
+        return pairs_text(words, self.common)
 
     def expression(self, phrase: Sequence[str]) -> str | None:
         found = pairs_phrase(phrase, self.common)
@@ -215,8 +215,11 @@ def _pairs(c: SQLiteCursor) -> Pairs | None:
     return Pairs(frozenset(json.loads(rows["common"])), int(rows["pairs"]))
 
 
-def _pairs_column(pairs: Pairs | None, number: int, text: str) -> str:
-    return NO_PAIRS if pairs is None else pairs.column(number, text)
+def _fts_row(pairs: Pairs | None, number: int, text: str) -> tuple[str, str]:
+    """A document's ``body`` and ``pairs`` columns, from one split of its text."""
+    words = tokens(text)
+    column = NO_PAIRS if pairs is None else pairs.column(number, words)
+    return fts_body(words), column
 
 
 def _choose_pairs(c: SQLiteCursor, number: int) -> Pairs:
@@ -453,8 +456,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                 "neg_time, flags) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (*row, flags),
             )
-            column = _pairs_column(pairs, number, doc.text)
-            texts.append((doc_id, fts_body(doc.text), column))
+            texts.append((doc_id, *_fts_row(pairs, number, doc.text)))
             if pairs is None and number >= PAIRS_AFTER:
                 _index_texts(c, texts)
                 pairs = _choose_pairs(c, number)
@@ -503,11 +505,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                     f"INSERT INTO {FTS} ({FTS}, rowid, body, pairs) "
                     "VALUES ('delete', ?, ?, ?)",
                     [
-                        (
-                            rowid,
-                            fts_body(kept[seq]),
-                            _pairs_column(pairs, number, kept[seq]),
-                        )
+                        (rowid, *_fts_row(pairs, number, kept[seq]))
                         for rowid, seq, number in rows
                     ],
                 )

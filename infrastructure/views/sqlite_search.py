@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from itertools import islice
@@ -85,7 +84,6 @@ if TYPE_CHECKING:
     from eventsourcing.persistence import Tracking
 
 log = logging.getLogger(__name__)
-_PLAIN = re.compile("[a-z0-9]+")
 ESCAPE = "\u01c1"
 DOCS = "agentlog_search_v5_docs"
 FTS = "agentlog_search_v5_fts"
@@ -166,9 +164,8 @@ def fts_token(token: str) -> str:
     tokens, it matches exactly what the scan matches. No ASCII token holds
     ``ǁ`` (U+01C1, a letter without case since Unicode 1.1), so none collides.
     """
-    if _PLAIN.fullmatch(token):
-        return token
-    return ESCAPE + token.encode().hex()
+    # A token is a run of letters and digits, lower-cased: if ASCII, [a-z0-9]+.
+    return token if token.isascii() else ESCAPE + token.encode().hex()
 
 
 def fts_body(words: Sequence[str]) -> str:

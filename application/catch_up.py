@@ -28,6 +28,7 @@ from agentlog.application.projections import (
     TitleView,
     decode_notification,
 )
+from agentlog.application.store_errors import store_errors
 from agentlog.domain.errors import StoreURLError
 
 if TYPE_CHECKING:
@@ -197,5 +198,9 @@ def views_of(app: Application[Any]) -> SessionViews:
     with _VIEWS_LOCK:
         views = _VIEWS.get(app)
         if views is None:
-            views = _VIEWS[app] = SessionViews(app)
+            # Opening the views may create their tables: a store failure is
+            # ours (StoreUnavailableError), never the library's raw error.
+            with store_errors():
+                views = SessionViews(app)
+            _VIEWS[app] = views
         return views

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from agentlog.application.catch_up import SessionViews
 from agentlog.application.projections import SessionProjection, View, split_erased
+from agentlog.application.store_errors import store_errors
 from agentlog.application.view_rows import HEADER_TYPE
 from agentlog.domain.search_text import SearchDocument, SurfaceClass, document_text
 from agentlog.domain.surface import Surface, fold_step
@@ -467,6 +468,7 @@ def search_index_of(app: Application[Any]) -> SearchIndex | None:
         if app in _INDEXES:
             return _INDEXES[app]
         view_class = search_view_class(app.factory)
-        index = None if view_class is None else SearchIndex(app, view_class)
+        with store_errors():  # a store failure is ours, never the library's
+            index = None if view_class is None else SearchIndex(app, view_class)
         _INDEXES[app] = index
         return index

@@ -20,12 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import (
-    IntegrityError,
-    InterfaceError,
-    OperationalError,
-    ProgrammingError,
-)
+from eventsourcing.persistence import IntegrityError
 from eventsourcing.persistence import PersistenceError as EventSourcingPersistenceError
 from eventsourcing.utils import retry
 
@@ -38,6 +33,11 @@ from agentlog.application.locks import (
     SessionLocks,
     thread_owner,
 )
+from agentlog.application.store_errors import (
+    UNAVAILABLE,
+    store_errors,
+    unavailable_message,
+)
 from agentlog.application.stored_log import StoredLog
 from agentlog.domain.errors import (
     AgentlogError,
@@ -49,7 +49,6 @@ from agentlog.domain.errors import (
     SessionForkError,
     SessionNotFoundError,
     StaleSessionError,
-    StoreNotFoundError,
     StoreUnavailableError,
     StoreURLError,
 )
@@ -91,37 +90,7 @@ DEFAULT_MAX_LIVE = 1024
 SETTLE_ATTEMPTS = 5
 SETTLE_WAIT = 0.05
 REPAIR_ATTEMPTS = 5
-UNAVAILABLE = (OperationalError, InterfaceError)
-"""The library's errors that mean "the store could not be reached"."""
-
-MISSING_SQLSTATES = frozenset({"42P01", "3F000"})
-"""PostgreSQL's undefined_table and invalid_schema_name."""
-
 logger = logging.getLogger(__name__)
-
-
-@contextlib.contextmanager
-def store_errors() -> Iterator[None]:
-    """Turn the library's "cannot reach the store" errors into ours."""
-    try:
-        yield
-    except UNAVAILABLE as error:
-        raise StoreUnavailableError(unavailable_message(error)) from error
-    except ProgrammingError as error:
-        # PostgreSQL's undefined_table / invalid_schema_name: a store opened with
-        # create_tables=False before anyone created it.
-        if getattr(error.__cause__, "sqlstate", None) not in MISSING_SQLSTATES:
-            raise
-        msg = (
-            f"{unavailable_message(error)}; create the tables with "
-            "`agentlog migrate URL` (or open it once with create_tables=True)"
-        )
-        raise StoreNotFoundError(msg) from error
-
-
-def unavailable_message(error: BaseException) -> str:
-    """One line naming the store's failure (libpq's messages span lines)."""
-    return "the store is unavailable: " + " ".join(str(error).split())
 
 
 class Sessions(Application[str]):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from eventsourcing.persistence import IntegrityError
 
-from agentlog.application.sessions import store_errors
+from agentlog.application.store_errors import store_errors
 from agentlog.domain.errors import AgentlogError, SessionAlreadyExistsError
 from agentlog.domain.session import Session, make_header
 

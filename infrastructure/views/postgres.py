@@ -4,14 +4,14 @@ Every view records its position in one table, ``agentlog_view_tracking``,
 whichever factory built it (the application's, or a ``ProjectionRunner``'s), so an
 in-process ``catch_up`` and a worker process share positions and never apply a
 notification twice. Ids are bytes (UTF-8, ``surrogatepass``): they sort by code
-point, as in Python.
+point, as in Python. Opening a view runs no DDL once its tables exist.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from eventsourcing.persistence import Tracking
+from eventsourcing.persistence import OperationalError, Tracking
 from eventsourcing.postgres import PostgresTrackingRecorder
 from psycopg.sql import SQL, Composed, Identifier
 
@@ -35,6 +35,7 @@ from agentlog.infrastructure.views import (
     encode_column,
     encode_text,
 )
+from agentlog.infrastructure.views.ddl import schema_ready
 from agentlog.infrastructure.views.sql import SQLListingView, SQLView
 
 if TYPE_CHECKING:
@@ -95,6 +96,43 @@ class PostgresView(PostgresTrackingRecorder, SQLView[TRow], Generic[TRow]):
         return Identifier(f"{self.table_name}_{suffix}")
 
     # ------------------------------------------------------------ tracking
+
+    def create_table(self) -> None:
+        """Run the library's DDL only if a table or index is missing.
+
+        ``CREATE INDEX IF NOT EXISTS`` takes a SHARE lock on its table even when
+        the index exists: each opener waited for every open write on the view
+        (and queued the next writers behind it), or failed under a
+        ``lock_timeout``. A read of the catalog takes no such lock.
+        """
+        if not self._tables_ready():
+            super().create_table()
+
+    def _tables_ready(self) -> bool:
+        """Whether the statements would change nothing; records what the
+        library's ``create_table`` records about the tracking table."""
+        statements = [s.as_string() for s in self.sql_create_statements]
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(
+                "SELECT c.relname FROM pg_class c JOIN pg_namespace n "
+                "ON n.oid = c.relnamespace WHERE n.nspname = %s",
+                (self.datastore.schema,),
+            )
+            names = {str(row["relname"]).lower() for row in curs.fetchall()}
+            if self.tracking_table_name.lower() not in names:
+                return False
+            previous = self._max_tracking_id(self.table_migration_identifier, curs)
+        self.tracking_table_exists = True
+        self.tracking_migration_previous = previous
+        self.tracking_migration_current = previous
+        single_row = self.datastore.single_row_tracking
+        if (previous is None and single_row) or not schema_ready(names, statements):
+            return False
+        if not single_row and previous is not None:
+            msg = "Can't do multi-row tracking with single-row tracking table"
+            raise OperationalError(msg)
+        self.datastore.register_type_adapters()
+        return True
 
     def _insert_tracking(self, curs: Cursor[DictRow], tracking: Tracking) -> None:
         key = self.tracking_key(tracking.application_name)

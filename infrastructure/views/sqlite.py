@@ -2,7 +2,8 @@
 
 A save writes its tracking row first: the first statement of the transaction is a
 write, so SQLite takes the write lock before anything is read and a concurrent
-writer cannot invalidate the rows the merge saw.
+writer cannot invalidate the rows the merge saw. Opening a view writes nothing
+once its tables exist (``sqlite_tables``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from agentlog.infrastructure.views import (
     encode_text,
 )
 from agentlog.infrastructure.views.sql import SQLListingView, SQLView
+from agentlog.infrastructure.views.sqlite_tables import ensure_tables
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -76,6 +78,11 @@ class SQLiteView(SQLiteTrackingRecorder, SQLView[TRow], Generic[TRow]):
 
     def index_statements(self) -> list[str]:
         return []
+
+    def create_table(self) -> None:
+        """Only look when the tables exist; else create them under the write
+        lock (``sqlite_tables``): a reader never fails on another's flush."""
+        ensure_tables(self)
 
     # ------------------------------------------------------------ tracking
 

@@ -29,7 +29,13 @@ from agentlog.infrastructure.recorders import (
     PostgresSessionRecorder,
     SQLiteSessionRecorder,
 )
-from agentlog.infrastructure.views import popo, postgres, sqlite
+from agentlog.infrastructure.views import (
+    popo,
+    postgres,
+    postgres_search,
+    sqlite,
+    sqlite_search,
+)
 from tests.conftest import PG_URL, pg_params
 
 if TYPE_CHECKING:
@@ -110,6 +116,13 @@ class TestSQLiteLineageView(ViewCase):
     backend, view_class = "sqlite", sqlite.SQLiteLineageView
 
 
+class TestSQLiteSearchView(ViewCase):
+    """Its tables are opened by ``sqlite_tables`` like the others' (checked,
+    created under the write lock only when missing)."""
+
+    backend, view_class = "sqlite", sqlite_search.SQLiteSearchView
+
+
 class TestPostgresListingView(ViewCase):
     backend, view_class = "postgres", postgres.PostgresListingView
 
@@ -120,6 +133,12 @@ class TestPostgresTitleView(ViewCase):
 
 class TestPostgresLineageView(ViewCase):
     backend, view_class = "postgres", postgres.PostgresLineageView
+
+
+class TestPostgresSearchView(ViewCase):
+    """Its tables are checked in the catalog before any DDL, like the others'."""
+
+    backend, view_class = "postgres", postgres_search.PostgresSearchView
 
 
 class TestSQLiteSessionRecorder(

@@ -1,0 +1,47 @@
+"""The library's "cannot reach the store" errors as agentlog's own.
+
+Its own module (not ``sessions``) so the views and the search index, which
+``sessions`` imports, can translate the errors of opening their tables too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+from eventsourcing.persistence import InterfaceError, OperationalError, ProgrammingError
+
+from agentlog.domain.errors import StoreNotFoundError, StoreUnavailableError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+UNAVAILABLE = (OperationalError, InterfaceError)
+"""The library's errors that mean "the store could not be reached"."""
+
+MISSING_SQLSTATES = frozenset({"42P01", "3F000"})
+"""PostgreSQL's undefined_table and invalid_schema_name."""
+
+
+@contextlib.contextmanager
+def store_errors() -> Iterator[None]:
+    """Turn the library's "cannot reach the store" errors into ours."""
+    try:
+        yield
+    except UNAVAILABLE as error:
+        raise StoreUnavailableError(unavailable_message(error)) from error
+    except ProgrammingError as error:
+        # PostgreSQL's undefined_table / invalid_schema_name: a store opened with
+        # create_tables=False before anyone created it.
+        if getattr(error.__cause__, "sqlstate", None) not in MISSING_SQLSTATES:
+            raise
+        msg = (
+            f"{unavailable_message(error)}; create the tables with "
+            "`agentlog migrate URL` (or open it once with create_tables=True)"
+        )
+        raise StoreNotFoundError(msg) from error
+
+
+def unavailable_message(error: BaseException) -> str:
+    """One line naming the store's failure (libpq's messages span lines)."""
+    return "the store is unavailable: " + " ".join(str(error).split())

@@ -62,25 +62,25 @@ def write_lock(path: Path) -> Iterator[sqlite3.Connection]:
         holder.close()
 
 
+def reads_alone(url: str, session_id: str) -> None:
+    """A fresh ``Sessions`` finds the one session by search and by listing."""
+    app = Sessions(store=url)
+    try:
+        query = SessionQuery(app)
+        hits = query.search_sessions("uniq7").items
+        assert [hit.session_id for hit in hits] == [session_id]
+        assert [r.header["id"] for r in query.list_sessions()] == [session_id]
+    finally:
+        app.close()
+
+
 def test_fresh_reader_searches_while_another_connection_writes(tmp_path: Path) -> None:
     path = tmp_path / "agentlog.db"
     url = f"sqlite:///{path}"
     session_id = write_session(url, "hello uniq7")
-    warm = Sessions(store=url)
-    try:  # views and index created and caught up: reading them needs no write
-        assert SessionQuery(warm).search_sessions("uniq7").items
-        assert SessionQuery(warm).list_sessions()
-    finally:
-        warm.close()
+    reads_alone(url, session_id)  # views and index created and caught up
     with write_lock(path):
-        app = Sessions(store=url)
-        try:
-            query = SessionQuery(app)
-            hits = query.search_sessions("uniq7").items
-            assert [hit.session_id for hit in hits] == [session_id]
-            assert [r.header["id"] for r in query.list_sessions()] == [session_id]
-        finally:
-            app.close()
+        reads_alone(url, session_id)
 
 
 def test_missing_view_tables_wait_for_the_lock(tmp_path: Path) -> None:
@@ -145,12 +145,7 @@ def test_postgres_reader_opens_views_while_a_view_write_is_open(
     fail under a 1 s ``lock_timeout``). Existing views are now only looked at."""
     url = f"{PG_URL}?schema={pg_schema}&options=-c%20lock_timeout%3D1000"
     session_id = write_session(url, "hello uniq7")
-    warm = Sessions(store=url)
-    try:
-        assert SessionQuery(warm).search_sessions("uniq7").items
-        assert SessionQuery(warm).list_sessions()
-    finally:
-        warm.close()
+    reads_alone(url, session_id)  # views and index created and caught up
     holder = psycopg.connect(**{**pg_params(), "autocommit": False})
     try:
         for table in (
@@ -159,14 +154,7 @@ def test_postgres_reader_opens_views_while_a_view_write_is_open(
             "agentlog_search_v2_docs",
         ):
             holder.execute(f'LOCK TABLE "{pg_schema}"."{table}" IN ROW EXCLUSIVE MODE')
-        app = Sessions(store=url)
-        try:
-            query = SessionQuery(app)
-            hits = query.search_sessions("uniq7").items
-            assert [hit.session_id for hit in hits] == [session_id]
-            assert [r.header["id"] for r in query.list_sessions()] == [session_id]
-        finally:
-            app.close()
+        reads_alone(url, session_id)
     finally:
         holder.rollback()
         holder.close()

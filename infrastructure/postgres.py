@@ -133,6 +133,12 @@ class AgentlogPostgresFactory(PostgresFactory):
                 with get_connection() as connection:
                     yield connection
             except (OperationalError, InterfaceError) as error:
+                if isinstance(error.__cause__, psycopg.errors.PipelineAborted):
+                    # An earlier statement of the pipeline failed (a key taken
+                    # by a racing writer): the connection is fine, and a retry
+                    # meets that error. Counted, it would let a retry take
+                    # another writer's identical rows as its own.
+                    raise
                 failures.count = getattr(failures, "count", 0) + 1
                 logger.warning(
                     "lost a PostgreSQL connection (the recorder retries): %s",

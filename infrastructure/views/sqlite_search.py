@@ -96,7 +96,7 @@ _LABELLED = f"s.session_id AS who, {_COLUMNS}"
 _UNLABELLED = f"d.label AS who, {_COLUMNS}"
 _JOIN_LABELS = f"JOIN {LABELS} AS s ON s.label = d.label"
 _SOURCE = f"{DOCS} AS d {_JOIN_LABELS}"
-Source = Literal["ids", "all", "walk", "join"]
+Source = Literal["ids", "all", "join"]
 BAND_SHIFT = 28
 """A document's id is ``band << BAND_SHIFT | slot``: the full-text index lists
 a phrase's matches by id, so by band, the order key's first part. A band holds
@@ -575,18 +575,13 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         limit: int,
         test: bool = True,
     ) -> list[IndexedDocument]:
-        with self.datastore.transaction(commit=False) as c:
+        # One batch of the page's own reads (bands, a session's budgeted walk,
+        # sorted ids), in a read transaction of its own.
+        with self.reading() as reader:
             bounds = (session_id, after, upto)
-            if test and session_id is None:
-                types = _types(c)
-                rows = self._bands(c.sqlite_cursor, types, query, bounds, limit)
-                with closing(rows):
-                    return list(islice(rows, limit))
-            sql, params = self._query(c, query, _source(test, ids), bounds, ids)
-            c.execute(f"{sql} LIMIT ?", [*params, limit])
-            records = c.fetchall()
-            types = _types(c) if records else {}
-            return [_document(tuple(r), types) for r in records]
+            rows = self.read_stream(reader, query, ids, bounds, test, limit)
+            with closing(rows):
+                return list(islice(rows, limit))
 
     @contextmanager
     def reading(self) -> Iterator[Any]:
@@ -616,7 +611,8 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                     names = _Names(own, types)
                     yield from self._walk(raw, names, query, bounds, batch, None)
                 return
-            sql, params = self._query(c, query, _source(test, ids), bounds, ids)
+            source: Source = "ids" if test else "all"
+            sql, params = self._query(c, query, source, bounds, ids)
             raw.execute(sql, params)
             # The database does a row's work when it is fetched: reading stops
             # as soon as the caller stops.
@@ -777,9 +773,9 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         parameters; the session sets are written to their temporary table.
 
         ``ids``: the documents with these ids (a few matches drive the query);
-        ``all``: every document (the caller tests them); ``walk``: every
-        document, each tested against the full-text index; ``join``: every
-        match of the full-text index. ``band``: only that band's documents.
+        ``all``: every document (the caller tests them, or the walk does);
+        ``join``: every match of the full-text index. ``band``: only that
+        band's documents.
         ``sets=False``: the session sets were written already in this
         transaction. ``labelled=False``: rows carry the session's label, not its
         id (a sort needs no id: labels sort as ids do)."""
@@ -794,10 +790,6 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             params = [_expression(c, query.phrase)]
             tables = f"({_matches(band)}) AS f CROSS JOIN {DOCS} AS d ON d.id = f.id"
             where = ["1"]
-        elif source == "walk":
-            tables = f"{DOCS} AS d"
-            test, params = _test(c, query.phrase, "d")
-            where = [test]
         else:
             tables = f"{DOCS} AS d"
             where = ["1"]
@@ -939,12 +931,6 @@ def _filters(query: IndexQuery, params: list[Any]) -> list[str]:
     if query.excluded:
         where.append(f"d.label NOT IN ({_LABELS_OF_IDS} WHERE i.allowed = 0)")
     return where
-
-
-def _source(test: bool, ids: Sequence[int] | None) -> Source:
-    if not test:
-        return "all"
-    return "walk" if ids is None else "ids"
 
 
 def _type_code(c: SQLiteCursor, kind: str, known: dict[str, int]) -> int:

@@ -29,12 +29,17 @@ OrderKey = tuple[int, float, str, int]
 tokens first, then the newer event, the lower session id, the higher seq. Every
 part is a property of the document alone, so an index can store it and walk it
 in order (docs/search.md#order-hits-and-cursors)."""
+QUERY_MAX_CHARS: Final = 10_000
+QUERY_MAX_TOKENS: Final = 256
+"""A query's bounds: its cost grows with its tokens on every backend (PostgreSQL
+refuses a phrase of some 25,000 with "stack depth limit exceeded")."""
 SEQ_MIN: Final = -(2**63)
 SEQ_MAX: Final = 2**63 - 1
 
 
 def parse_query(query: object) -> tuple[str, ...]:
-    """The query's tokens; NUL, non-strings and blank queries are typed errors.
+    """The query's tokens; NUL, non-strings, blank and oversized queries are typed
+    errors.
 
     A query with no letter or digit (``"*"``, ``"()"``) is valid and matches
     nothing: its characters are data, and no document token equals them.
@@ -45,7 +50,14 @@ def parse_query(query: object) -> tuple[str, ...]:
         raise SessionQueryError.invalid_search("the query contains NUL")
     if not query.strip():
         raise SessionQueryError.invalid_search("the query is empty")
-    return tuple(tokens(query))
+    if len(query) > QUERY_MAX_CHARS:
+        msg = f"the query is longer than {QUERY_MAX_CHARS:,} characters"
+        raise SessionQueryError.invalid_search(msg)
+    found = tuple(tokens(query))
+    if len(found) > QUERY_MAX_TOKENS:
+        msg = f"the query has more than {QUERY_MAX_TOKENS} words"
+        raise SessionQueryError.invalid_search(msg)
+    return found
 
 
 def check_limit(limit: object) -> int:

@@ -7,9 +7,9 @@ may hold ``None`` itself, meaning "no cwd", "no owner" and "a root session".
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, StringConstraints
 
 from agentlog.application.query_models import QueryModel, SurfaceClass
 
@@ -46,7 +46,8 @@ class EventFilter(_Filter):
     time_to: int | float | None = None
     types: tuple[str, ...] | None = None
     surfaces: tuple[SurfaceClass, ...] | None = None
-    text: str | None = None
+    text: Annotated[str, StringConstraints(max_length=10_000)] | None = None
+    """At most 10,000 characters, as a query (docs/search.md#queries-are-literal)."""
 
 
 class SearchHit(QueryModel):

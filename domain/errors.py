@@ -336,3 +336,14 @@ class LogImportError(AgentlogError, ValueError):
     def __init__(self, message: str, *, line: int | None = None) -> None:
         super().__init__(message)
         self.line = line
+
+
+class LineTooLongError(LogImportError):
+    """A log line is longer than the import's limit; refused while it was read.
+
+    ``line`` is the file line (from 1) and ``limit`` the limit in bytes.
+    """
+
+    def __init__(self, message: str, *, line: int, limit: int) -> None:
+        super().__init__(message, line=line)
+        self.limit = limit

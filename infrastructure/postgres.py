@@ -101,6 +101,28 @@ def connect(env: Mapping[str, str]) -> Iterator[psycopg.Connection[Any]]:
         yield connection
 
 
+LOST_CONNECTION_SQLSTATES = frozenset({"57P01", "57P02", "57P03"})
+"""admin_shutdown, crash_shutdown, cannot_connect_now (besides class 08)."""
+
+
+def lost_connection(error: BaseException) -> bool:
+    """Whether the library's error is a lost or refused connection.
+
+    The server's verdict on a statement (a limit, bad data, an aborted
+    pipeline) has a SQLSTATE outside class 08 and the shutdowns; libpq's own
+    connection failures have none.
+    """
+    cause = error.__cause__
+    if isinstance(cause, psycopg.errors.PipelineAborted):
+        return False
+    sqlstate = getattr(cause, "sqlstate", None)
+    return (
+        sqlstate is None
+        or sqlstate.startswith("08")
+        or sqlstate in LOST_CONNECTION_SQLSTATES
+    )
+
+
 class AgentlogPostgresFactory(PostgresFactory):
     """``PostgresFactory`` with URL parameters, an early check and locked DDL."""
 
@@ -133,11 +155,12 @@ class AgentlogPostgresFactory(PostgresFactory):
                 with get_connection() as connection:
                     yield connection
             except (OperationalError, InterfaceError) as error:
-                if isinstance(error.__cause__, psycopg.errors.PipelineAborted):
+                if not lost_connection(error):
                     # An earlier statement of the pipeline failed (a key taken
-                    # by a racing writer): the connection is fine, and a retry
-                    # meets that error. Counted, it would let a retry take
-                    # another writer's identical rows as its own.
+                    # by a racing writer), or the server refused the statement
+                    # itself ("stack depth limit exceeded"): the connection is
+                    # fine. Counted, it would let a retry take another writer's
+                    # identical rows as its own; logged, it could carry a query.
                     raise
                 failures.count = getattr(failures, "count", 0) + 1
                 logger.warning(

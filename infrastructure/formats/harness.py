@@ -20,7 +20,7 @@ Decisions (documented in the report of each import):
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 from agentlog.domain.header import HEADER_KEYS, SESSION_FORMAT_VERSION
 from agentlog.infrastructure.formats.harness_checks import (
@@ -101,7 +101,10 @@ def looks_like_harness_row(value: object) -> bool:
 
 
 def decode_harness_log(
-    data: bytes, *, source: str, substitutions: Mapping[str, str] | None = None
+    data: bytes | BinaryIO,
+    *,
+    source: str,
+    substitutions: Mapping[str, str] | None = None,
 ) -> DecodedLog:
     """Read a harness-head log (plain or Zstandard) and map it onto our vocabulary.
 
@@ -113,7 +116,8 @@ def decode_harness_log(
     gives each event's file line.
     """
     checked = check_substitutions(substitutions)
-    log = LogLines(io.BytesIO(data), source=source)
+    stream = io.BytesIO(data) if isinstance(data, bytes) else data
+    log = LogLines(stream, source=source)
     lines = iter(log)
     first = next(lines)
     raw_header = parse_header(first.text, source=source, require_version=False)

@@ -309,7 +309,7 @@ class LogFile:
         else:
             with opener() as stream:
                 self._mapped = decode_harness_log(
-                    stream.read(), source=name, substitutions=self.substitutions
+                    stream, source=name, substitutions=self.substitutions
                 )
             self.header = self._mapped.header
 

@@ -5,18 +5,24 @@ per line, plain or Zstandard-compressed, and a crash can cut either short. One r
 keeps the two importers agreeing on what is a torn tail (dropped and reported) and what
 is corruption (refused, naming the file line): docs/persistence.md#jsonl-format
 and docs/repair.md#torn-tails.
-Lines are read in chunks and handed on one at a time, so a file of any size is read
-in bounded memory.
+Lines are read in chunks and handed on one at a time, and no line may grow past
+:func:`max_line_bytes` while it is read, so a file of any size, plain or
+compressed, is read in bounded memory (docs/persistence.md#line-length).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, Final, NoReturn
 
-from agentlog.domain.errors import CorruptSessionLogError
+from agentlog.domain.errors import (
+    CorruptSessionLogError,
+    LineTooLongError,
+    LogImportError,
+)
 from agentlog.domain.header import (
     HEADER_NOT_JSON,
     check_format_version,
@@ -34,6 +40,20 @@ ZSTD_TORN_RECORD: Final = (
     "corrupt Zstandard session log: complete frame contains a torn JSONL record"
 )
 _CHUNK_BYTES: Final = 1 << 20
+MAX_LINE_ENV: Final = "AGENTLOG_MAX_LINE_BYTES"
+DEFAULT_MAX_LINE_BYTES: Final = 64 << 20
+"""The longest line an import reads (64 MiB) unless ``AGENTLOG_MAX_LINE_BYTES`` says."""
+
+
+def max_line_bytes(env: dict[str, str] | None = None) -> int:
+    """The line limit from ``AGENTLOG_MAX_LINE_BYTES`` (a positive whole number)."""
+    text = (os.environ if env is None else env).get(MAX_LINE_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_LINE_BYTES
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
+        msg = f"{MAX_LINE_ENV} must be a positive whole number of bytes"
+        raise LogImportError(msg)
+    return int(text)
 
 
 @dataclass(frozen=True)
@@ -92,10 +112,12 @@ class LogLines:
         *,
         source: str,
         on_bytes: Callable[[int], None] | None = None,
+        max_line: int | None = None,
     ) -> None:
         self.stream = stream
         self.source = source
         self.on_bytes = on_bytes
+        self.max_line = max_line_bytes() if max_line is None else max_line
         self.report: list[str] = []
         self.complete_through = 0
         self.compressed = False
@@ -116,13 +138,10 @@ class LogLines:
         return self._plain_lines(self._chunks(first))
 
     def _plain_lines(self, chunks: Iterator[bytes]) -> Iterator[Line]:
-        number = 0
-        partial = b""
+        splitter = LineSplitter(self.source, self.max_line)
         for chunk in chunks:
-            *complete, partial = (partial + chunk).split(b"\n")
-            for text in complete:
-                number += 1
-                yield Line(number, text)
+            yield from splitter.feed(chunk)
+        number, partial = splitter.number, splitter.partial
         if number == 0:
             _refuse_headerless(partial, self.source, EMPTY_LOG)
         if partial:
@@ -136,8 +155,7 @@ class LogLines:
         return EMPTY_ZSTD_LOG if self.compressed else EMPTY_LOG
 
     def _zstd_lines(self, chunks: Iterator[bytes]) -> Iterator[Line]:
-        number = 0
-        partial = b""
+        splitter = LineSplitter(self.source, self.max_line)
         frames = 0
         partial_at_frame_end = b""
         torn: zstd.TornFrame | None = None
@@ -145,15 +163,12 @@ class LogLines:
             for piece in zstd.decode_frames(chunks):
                 if isinstance(piece, zstd.FrameEnd):
                     frames += 1
-                    self.complete_through = number
-                    partial_at_frame_end = partial
+                    self.complete_through = splitter.number
+                    partial_at_frame_end = splitter.partial
                 elif isinstance(piece, zstd.TornFrame):
                     torn = piece
                 else:
-                    *complete, partial = (partial + piece).split(b"\n")
-                    for text in complete:
-                        number += 1
-                        yield Line(number, text)
+                    yield from splitter.feed(piece)
         except zstd.ZstdFrameError as error:
             corrupt(str(error), self.source)
         if not frames:
@@ -161,11 +176,57 @@ class LogLines:
         if partial_at_frame_end:
             corrupt(ZSTD_TORN_RECORD, self.source)
         if torn is not None:
-            recovered = number - self.complete_through
+            recovered = splitter.number - self.complete_through
             self.report.append(
                 f"torn final Zstandard frame at byte {torn.start} ({torn.size}"
                 f" bytes): recovered {recovered} complete line(s) from it"
             )
+
+
+class LineSplitter:
+    """Complete lines out of pieces of text, none longer than ``limit`` bytes.
+
+    The refusal comes as soon as the unfinished line passes the limit, so at most
+    ``limit`` bytes of one line are ever held, however long the line in the file.
+    """
+
+    def __init__(self, source: str, limit: int) -> None:
+        self.source = source
+        self.limit = limit
+        self.number = 0
+        """How many complete lines were handed on."""
+        self._partial = bytearray()
+
+    @property
+    def partial(self) -> bytes:
+        """The unfinished last line so far (empty after a newline)."""
+        return bytes(self._partial)
+
+    def feed(self, piece: bytes) -> Iterator[Line]:
+        view = memoryview(piece)
+        start = 0
+        while (end := piece.find(b"\n", start)) != -1:
+            self._check(len(self._partial) + end - start)
+            if self._partial:
+                self._partial += view[start:end]
+                text = bytes(self._partial)
+                self._partial = bytearray()
+            else:
+                text = piece[start:end]
+            self.number += 1
+            yield Line(self.number, text)
+            start = end + 1
+        self._check(len(self._partial) + len(piece) - start)
+        self._partial += view[start:]
+
+    def _check(self, size: int) -> None:
+        if size > self.limit:
+            line = self.number + 1
+            msg = (
+                f"{self.source}: line {line} is longer than {self.limit:,} bytes"
+                f" ({MAX_LINE_ENV}); refused"
+            )
+            raise LineTooLongError(msg, line=line, limit=self.limit)
 
 
 def _refuse_headerless(fragment: bytes, source: str, empty: str) -> NoReturn:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, BinaryIO, Final
 import zstandard
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Generator, Iterable, Iterator
 
 MAGIC: Final = b"\x28\xb5\x2f\xfd"
 """The frame magic number 0xFD2FB528, little-endian, as the file's first bytes."""
@@ -26,7 +26,12 @@ _SKIPPABLE_TAIL: Final = b"\x2a\x4d\x18"
 """Bytes 1-3 of a skippable frame's magic 0x184D2A5? (``pzstd`` writes them)."""
 
 _FEED_BYTES: Final = 1 << 18
-"""Compressed bytes fed to the decoder at a time, bounding the text per piece."""
+"""Compressed bytes read from a stream at a time."""
+
+_DECODE_BYTES: Final = 1 << 10
+"""Compressed bytes decoded in one call. A Zstandard block can expand about
+32,768-fold (a run-length block: 4 bytes for 128 KiB), so one call's text is at
+most about 32 MiB, whatever the input."""
 
 
 class ZstdFrameError(ValueError):
@@ -114,19 +119,9 @@ def decode_frames(chunks: Iterable[bytes]) -> Iterator[Piece]:
         decoder = zstandard.ZstdDecompressor().decompressobj()
         data = head
         while True:
-            try:
-                text = decoder.decompress(data)
-            except zstandard.ZstdError:
-                msg = (
-                    f"corrupt Zstandard session log: frame at byte {start} failed"
-                    " validation"
-                )
-                raise ZstdFrameError(msg) from None
-            if text:
-                yield text
-            if decoder.eof:
-                unused = decoder.unused_data
-                pending.consumed(len(data) - len(unused), unused)
+            end = yield from _decode_slices(decoder, data, start)
+            if end is not None:
+                pending.consumed(end, data[end:])
                 yield FrameEnd(start, pending.offset)
                 break
             pending.consumed(len(data), b"")
@@ -134,6 +129,33 @@ def decode_frames(chunks: Iterable[bytes]) -> Iterator[Piece]:
             if not data:
                 yield TornFrame(start, pending.offset - start)
                 return
+
+
+def _decode_slices(
+    decoder: zstandard.ZstdDecompressionObj, data: bytes, start: int
+) -> Generator[bytes, None, int | None]:
+    """Feed ``data`` in slices of :data:`_DECODE_BYTES`, yielding the text of each.
+
+    Returns where in ``data`` the frame ended, or None when it goes on. A slice
+    decodes to at most a few tens of MiB however the frame was made, so a small
+    file that expands to gigabytes is never held whole.
+    """
+    view = memoryview(data)
+    for offset in range(0, len(data), _DECODE_BYTES):
+        piece = view[offset : offset + _DECODE_BYTES]
+        try:
+            text = decoder.decompress(piece)
+        except zstandard.ZstdError:
+            msg = (
+                f"corrupt Zstandard session log: frame at byte {start} failed"
+                " validation"
+            )
+            raise ZstdFrameError(msg) from None
+        if text:
+            yield text
+        if decoder.eof:
+            return offset + len(piece) - len(decoder.unused_data)
+    return None
 
 
 class _Feed:

@@ -95,6 +95,22 @@ def test_invalid_queries_are_typed(app: Sessions) -> None:
     assert code_of(lambda: query.search_events("s1", "x", event_filter=1)) == invalid
 
 
+def test_oversized_queries_are_typed_on_every_backend(app: Sessions) -> None:
+    """Bounded in characters and in words, before any index is asked (issue 21)."""
+    words = " ".join(f"w{number}" for number in range(256))
+    chat(app, "s1", words, "there")
+    query = SessionQuery(app)
+    assert found(query.search_sessions(words)) == [("s1", 1)]
+    invalid = SessionQueryError.INVALID_SEARCH
+    for text in (words + " hello", "x" * 10_001, "hello " * 200_000):
+        assert code_of(lambda text=text: query.search_sessions(text)) == invalid
+        assert code_of(lambda text=text: query.search_events("s1", text)) == invalid
+    with pytest.raises(SessionQueryError, match="more than 256 words"):
+        query.search_sessions(words + " hello")
+    with pytest.raises(SessionQueryError, match="longer than 10,000 characters"):
+        query.search_sessions("x" * 10_001)
+
+
 def test_order_and_ties(app: Sessions) -> None:
     # fewer document tokens, then newer time, session id ascending, higher seq
     raw_write(app, header("long"), [ev(0, U("word in a long document"), 50)])

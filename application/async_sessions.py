@@ -274,9 +274,9 @@ class AsyncSessions:
         return await self.run(self.app.read_events, session_id, after, limit)
 
     async def messages(
-        self, session_id: str, *, last: int | None = None
+        self, session_id: str, *, last: int | None = None, at: int | None = None
     ) -> list[dict[str, Any]]:
-        return await self.run(self.app.messages, session_id, last=last)
+        return await self.run(self.app.messages, session_id, last=last, at=at)
 
     async def close(self, handle: SessionHandle | None = None) -> None:
         """Close one handle, or flush everything, close the store and the pool."""
@@ -330,8 +330,11 @@ class AsyncSessionQuery:
     async def list_events(self, session_id: str) -> Sequence[Any]:
         return await self._run(self.query.list_events, session_id)
 
-    async def read_surface(self, session_id: str) -> Any:
-        return await self._run(self.query.read_surface, session_id)
+    async def read_surface(self, session_id: str, *, at: object = None) -> Any:
+        return await self._run(self.query.read_surface, session_id, at=at)
+
+    async def read_messages(self, session_id: str, *, at: object = None) -> Any:
+        return await self._run(self.query.read_messages, session_id, at=at)
 
     async def read_event(self, session_id: str, seq: object, **window: Any) -> Any:
         return await self._run(self.query.read_event, session_id, seq, **window)

@@ -52,17 +52,27 @@ class MessageHistory:
 
     def messages(self, aggregate: Session, *, last: int | None = None) -> list[Message]:
         """The messages of the aggregate's surface, or its ``last`` N."""
-        session_id = aggregate.id
-        cache = self._cache.pop(session_id, None) or {}
-        self._cache[session_id] = cache
-        while len(self._cache) > CACHED_SESSIONS:
-            self._cache.popitem(last=False)
         pending = {
             event.seq: event.envelope
             for event in aggregate.pending_events
             if isinstance(event, SessionEvent)
         }
-        nodes = aggregate.surface.seqs
+        return self.of_nodes(aggregate.id, aggregate.surface.seqs, pending, last=last)
+
+    def of_nodes(
+        self,
+        session_id: str,
+        nodes: list[int],
+        pending: dict[int, Envelope],
+        *,
+        last: int | None = None,
+    ) -> list[Message]:
+        """The messages of these surface nodes (``pending``: unflushed events by
+        seq), or their ``last`` N; an as-of read passes an earlier surface."""
+        cache = self._cache.pop(session_id, None) or {}
+        self._cache[session_id] = cache
+        while len(self._cache) > CACHED_SESSIONS:
+            self._cache.popitem(last=False)
         if last is None:
             return self._derive(session_id, nodes, pending, cache)
         found: list[Message] = []

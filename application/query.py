@@ -40,12 +40,14 @@ from agentlog.application.summaries import (
 )
 from agentlog.application.surface_stream import SurfaceStream
 from agentlog.domain.errors import (
+    EventNotFoundError,
     LineageCycleError,
     SessionNotFoundError,
     SessionQueryError,
 )
 from agentlog.domain.json import copy_json, js_number
 from agentlog.domain.lineage import IndexedCorpus, LineageCorpus, trace_lineage
+from agentlog.domain.messages import derive_message
 from agentlog.domain.surface import SurfaceFold, fold_surface
 from agentlog.domain.title import TitleSnapshot, fold_session_title
 
@@ -362,8 +364,18 @@ class SessionQuery:
             for index, event in enumerate(observation.events)
         ]
 
-    def read_surface(self, session_id: str) -> SessionSurfaceSnapshot:
-        """The current surface events (full copies) and the last seq observed."""
+    def read_surface(
+        self, session_id: str, *, at: object = None
+    ) -> SessionSurfaceSnapshot:
+        """The current surface events (full copies) and the last seq observed;
+        ``at``: the surface right after that event (``capturedThroughSeq``)."""
+        if at is not None:
+            stream = self.stream_surface(session_id, at=at)
+            return SessionSurfaceSnapshot(
+                session=stream.session,
+                captured_through_seq=stream.captured_through_seq,
+                events=list(stream.events),
+            )
         observation = self._observe(session_id)
         events = observation.events
         fold = self._fold(events)
@@ -373,15 +385,27 @@ class SessionQuery:
             events=[events[seq] for seq in fold.nodes],
         )
 
-    def stream_surface(self, session_id: str) -> SurfaceStream:
+    def read_messages(
+        self, session_id: str, *, at: object = None
+    ) -> list[dict[str, Any]]:
+        """The derived message history of the surface (``at``: as of that seq),
+        as ``Sessions.messages`` gives it (docs/surface.md#derived-messages)."""
+        stream = self.stream_surface(session_id, at=at)
+        derived = (derive_message(event, copy=False) for event in stream.events)
+        return [dict(message) for message in derived if message is not None]
+
+    def stream_surface(self, session_id: str, *, at: object = None) -> SurfaceStream:
         """:meth:`read_surface` with its events as an iterator.
 
         A stored session is read from its decision state (snapshot plus tail)
         and its surface rows a chunk at a time, so memory stays bounded however
-        long the log is; anything else is :meth:`read_surface` itself.
+        long the log is; anything else is :meth:`read_surface` itself. ``at``
+        (a seq) reads the surface as it was right after that event.
         """
         _check_id(session_id)
         reader = self.persistence
+        if at is not None:
+            return self._surface_at(session_id, at)
         if self._live(session_id) is not None or not isinstance(reader, StoreReader):
             snapshot = self.read_surface(session_id)
             events = iter(snapshot.events)
@@ -400,6 +424,36 @@ class SessionQuery:
         if headers_conflict(listed, stream.session):
             raise SessionQueryError.source_conflict(session_id)
         return stream
+
+    def _surface_at(self, session_id: str, at: object) -> SurfaceStream:
+        """The surface as of event ``at``: a stored session from its state at
+        that version (no whole-log read), anything else folded up to ``at``."""
+        reader = self.persistence
+        if self._live(session_id) is not None or not isinstance(reader, StoreReader):
+            observation = self._observe(session_id)
+            if type(at) is not int or not 0 <= at < len(observation.events):
+                raise self._no_event(session_id, at)
+            events = observation.events[: at + 1]
+            nodes = self._fold(events).nodes
+            return SurfaceStream(
+                observation.header, at, iter([events[seq] for seq in nodes])
+            )
+        _, listed = self._require_stored(session_id, reader)
+        if type(at) is not int or at < 0:
+            raise self._no_event(session_id, at)
+        try:
+            stream = reader.surface(session_id, at=at)
+        except EventNotFoundError:
+            raise self._no_event(session_id, at) from None
+        except SessionNotFoundError:
+            raise SessionQueryError.not_found(session_id) from None
+        except Exception as error:
+            raise SessionQueryError.load_failed(session_id, error) from error
+        if not self._admits(stream.session):
+            raise SessionQueryError.not_found(session_id)
+        if headers_conflict(listed, stream.session):
+            raise SessionQueryError.source_conflict(session_id)
+        return SurfaceStream(stream.session, at, stream.events)
 
     def _window(self, name: str, value: object) -> int:
         if type(value) is not int or not 0 <= value <= self.read_window_max:

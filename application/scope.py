@@ -280,13 +280,20 @@ class ScopedSessionQuery:
     def list_events(self, session_id: str) -> list[SessionEventRecord]:
         return self._query.list_events(session_id)
 
-    def read_surface(self, session_id: str) -> SessionSurfaceSnapshot:
-        snapshot = self._query.read_surface(session_id)
+    def read_surface(
+        self, session_id: str, *, at: object = None
+    ) -> SessionSurfaceSnapshot:
+        snapshot = self._query.read_surface(session_id, at=at)
         self._session(snapshot.session)
         return snapshot
 
-    def stream_surface(self, session_id: str) -> SurfaceStream:
-        stream = self._query.stream_surface(session_id)
+    def read_messages(
+        self, session_id: str, *, at: object = None
+    ) -> list[dict[str, Any]]:
+        return self._query.read_messages(session_id, at=at)
+
+    def stream_surface(self, session_id: str, *, at: object = None) -> SurfaceStream:
+        stream = self._query.stream_surface(session_id, at=at)
         header = self._session(dict(stream.session))
         return dataclasses.replace(stream, session=header)
 

@@ -24,6 +24,7 @@ from eventsourcing.persistence import IntegrityError
 from eventsourcing.persistence import PersistenceError as EventSourcingPersistenceError
 from eventsourcing.utils import retry
 
+from agentlog.application.as_of import surface_as_of
 from agentlog.application.erasure import Erasure, RetentionReport, SessionEraser
 from agentlog.application.fork_copy import can_copy, fork_by_copy
 from agentlog.application.handle import SessionHandle
@@ -711,13 +712,15 @@ class Sessions(Application[str]):
             logger.info("repaired session %r (%d closer(s))", session_id, len(closers))
         return closers
 
-    def load_aggregate(self, session_id: str) -> Session:
-        """The stored session's decision state: latest snapshot plus the tail."""
+    def load_aggregate(self, session_id: str, *, at: int | None = None) -> Session:
+        """The stored session's decision state: latest snapshot plus the tail
+        (``at``: as of that seq, from the latest snapshot at or before it)."""
         check_known_session_id(session_id)
+        version = None if at is None else at + 2
         try:
             with store_errors():
                 aggregate = self.repository.get(
-                    session_id, projector_func=self._project_checked
+                    session_id, version=version, projector_func=self._project_checked
                 )
         except AggregateNotFoundError:
             raise SessionNotFoundError(session_id) from None
@@ -1180,11 +1183,12 @@ class Sessions(Application[str]):
             return self.stored_log.events(session_id, start, last, limit)
 
     def messages(
-        self, session_id: str, *, last: int | None = None
+        self, session_id: str, *, last: int | None = None, at: int | None = None
     ) -> list[dict[str, Any]]:
-        """The derived LLM message history, or its ``last`` N.
+        """The derived LLM message history, or its ``last`` N; ``at``: as it was
+        right after the event with that seq (what a model call there received).
 
-        See docs/surface.md#derived-messages.
+        See docs/surface.md#derived-messages and #as-of-reads.
 
         Live sessions include their unflushed events; see
         :class:`~agentlog.application.history.MessageHistory` for what is read
@@ -1192,6 +1196,12 @@ class Sessions(Application[str]):
         """
         check_known_session_id(session_id)
         _check_count("last", last, minimum=0)
+        _check_count("at", at, minimum=0)
+        if at is not None:
+            state = surface_as_of(self, session_id, at)
+            return self.history.of_nodes(
+                session_id, state.nodes, state.pending, last=last
+            )
         live = self._live.get(session_id)
         aggregate = (
             live.aggregate if live is not None else self.load_aggregate(session_id)

@@ -129,14 +129,16 @@ class StoreReader:
         row = self.views.titles.view.select_rows([session_id]).get(session_id)
         return None if row is None else fold_session_title([row.event()])
 
-    def surface(self, session_id: str) -> SurfaceStream:
-        """The surface from the stored state, its rows read a chunk at a time."""
+    def surface(self, session_id: str, *, at: int | None = None) -> SurfaceStream:
+        """The surface from the stored state (``at``: as of that seq), its rows
+        read a chunk at a time."""
         sessions = cast("Sessions", self.app)
         return stored_surface(
             sessions,
             session_id,
             sessions.history.rows_at,
             lambda row: self._event(session_id, row),
+            at,
         )
 
     def load_range(self, session_id: str, first: int, last: int) -> Log:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agentlog.domain.errors import EventNotFoundError
 from agentlog.domain.json import copy_json
 
 if TYPE_CHECKING:
@@ -40,9 +41,14 @@ def stored_surface(
     session_id: str,
     rows_at: Callable[[str, list[int]], Sequence[StoredEvent]],
     decode: Callable[[StoredEvent], Envelope],
+    at: int | None = None,
 ) -> SurfaceStream:
-    """The stored session's surface; rows are read while the iterator is consumed."""
-    aggregate = app.load_aggregate(session_id)
+    """The stored session's surface (``at``: as of that seq, see
+    :mod:`~agentlog.application.as_of`); rows are read while the iterator is
+    consumed."""
+    aggregate = app.load_aggregate(session_id, at=at)
+    if at is not None and aggregate.seq <= at:
+        raise EventNotFoundError(session_id, at)
     seqs = aggregate.surface.seqs
     captured = aggregate.seq - 1 if aggregate.seq else None
 

@@ -88,6 +88,15 @@ class SessionNotFoundError(PersistenceError, LookupError):
         self.session_id = session_id
 
 
+class EventNotFoundError(PersistenceError, LookupError):
+    """``session "<id>" has no event at seq <seq>`` (an as-of read past the log)."""
+
+    def __init__(self, session_id: str, seq: int) -> None:
+        super().__init__(f'session "{session_id}" has no event at seq {seq}')
+        self.session_id = session_id
+        self.seq = seq
+
+
 class SessionKeyForgottenError(SessionNotFoundError):
     """The session's data key was forgotten (erased): it reads as never stored.
 

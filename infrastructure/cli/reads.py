@@ -42,6 +42,16 @@ READ = "Read"
 LIMIT_MAX = 10_000
 """The most rows one listing page holds; more pages follow with ``--cursor``."""
 WINDOW_MAX = DEFAULT_READ_WINDOW_MAX
+AtOption = Annotated[
+    int | None,
+    typer.Option(
+        "--at",
+        min=0,
+        max=SEQ_MAX,
+        metavar="SEQ",
+        help="As it was right after the event with this seq.",
+    ),
+]
 
 
 def neighbours_option(flag: str, side: str) -> Any:
@@ -123,11 +133,12 @@ def messages(
             "--last", min=0, max=SEQ_MAX, metavar="N", help="Only the last N."
         ),
     ] = None,
+    at: AtOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """The derived LLM message history (what the model sees next)."""
+    """The derived LLM message history (what the model sees next, or saw --at SEQ)."""
     with opened(ctx) as app:
-        derived = app.messages(session_id, last=last)
+        derived = app.messages(session_id, last=last, at=at)
     if as_json:
         emit_json(derived)
     else:
@@ -136,12 +147,15 @@ def messages(
 
 @cli.command(rich_help_panel=READ)
 def surface(
-    ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False
+    ctx: typer.Context,
+    session_id: SessionId,
+    at: AtOption = None,
+    as_json: JsonFlag = False,
 ) -> None:
-    """The current surface events, in model-history order."""
+    """The current surface events (or as of --at SEQ), in model-history order."""
     if as_json:
         with opened(ctx) as app:
-            stream = SessionQuery(app).stream_surface(session_id)
+            stream = SessionQuery(app).stream_surface(session_id, at=at)
             head = {
                 "session": stream.session,
                 "capturedThroughSeq": stream.captured_through_seq,
@@ -149,7 +163,7 @@ def surface(
             emit_json_stream(head, "events", stream.events)
         return
     with opened(ctx) as app:
-        snapshot = SessionQuery(app).read_surface(session_id)
+        snapshot = SessionQuery(app).read_surface(session_id, at=at)
     through = snapshot.captured_through_seq
     title = f"surface of {session_id} · {len(snapshot.events)} events"
     title += f" · captured through seq {through}" if through is not None else ""

@@ -253,3 +253,30 @@ def test_usage_errors_exit_2(tmp_path: Path, args: list[str]) -> None:
     # Without a command the help goes to stdout; every other usage error to stderr.
     assert "Usage:" in (result.stdout if not args else result.stderr)
     assert "Traceback" not in result.stderr
+
+
+def test_messages_and_surface_at_a_seq_read_the_past(demo_store: Store) -> None:
+    main = demo_store.ids["main"]
+    before = demo_store("messages", main, "--at", str(CHECKPOINT - 1), "--json").json()
+    after = demo_store("messages", main, "--at", str(CHECKPOINT), "--json").json()
+    assert len(before) > len(after)  # the compaction shrank what the model sees
+    assert after[0]["content"][0]["text"].startswith(COMPACT_PREAMBLE)
+    now = demo_store("messages", main, "--json").json()
+    last = demo_store("messages", main, "--at", str(MAIN_EVENTS - 1), "--json")
+    assert last.json() == now
+
+    snapshot = demo_store("surface", main, "--at", str(CHECKPOINT - 1), "--json")
+    surface = snapshot.json()
+    assert surface["capturedThroughSeq"] == CHECKPOINT - 1
+    seqs = [event["seq"] for event in surface["events"]]
+    assert set(SHADOWED) <= set(seqs)
+    assert all(seq < CHECKPOINT for seq in seqs)
+    human = demo_store("surface", main, "--at", str(CHECKPOINT - 1)).ok().stdout
+    assert f"captured through seq {CHECKPOINT - 1}" in human
+
+    past = demo_store("messages", main, "--at", str(MAIN_EVENTS))
+    assert past.returncode == 1
+    assert f"has no event at seq {MAIN_EVENTS}" in past.stderr
+    past = demo_store("surface", main, "--at", str(MAIN_EVENTS))
+    assert past.returncode == 1
+    assert f"has no event at seq {MAIN_EVENTS}" in past.stderr

@@ -33,4 +33,4 @@ def test_the_command_table_lists_every_command() -> None:
 def test_the_fresh_machine_commands_are_there() -> None:
     assert 'pip install -e ".[dev]"\nagentlog demo' in README
     assert 'pip install -e ".[dev]"\npython -m pytest -n 2 tests' in README
-    assert "python -m tests.benchmarks.run" in README
+    assert "python -m bench.run" in README

@@ -17,7 +17,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
-CODE_DIRS = ("domain", "application", "infrastructure", "tests", "agentlog")
+CODE_DIRS = ("domain", "application", "infrastructure", "tests", "bench", "agentlog")
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 CODE_REFERENCE = re.compile(r"docs/([\w.-]+\.md)(#[\w-]+)?")
 OUTSIDE = re.compile(r"spec/[\w-]+\.md|design\.md|session-core\.md|persistence-query")
@@ -49,7 +49,11 @@ def check(target: Path, fragment: str | None, where: str) -> None:
         assert fragment in anchors(target), f"{where}: no heading #{fragment}"
 
 
-@pytest.mark.parametrize("page", [*PAGES, REPO / "README.md"], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "page",
+    [*PAGES, REPO / "README.md", REPO / "bench" / "README.md"],
+    ids=lambda p: p.name,
+)
 def test_links_of_a_page_resolve(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     for link in LINK.findall(text):

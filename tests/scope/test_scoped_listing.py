@@ -141,8 +141,8 @@ def assert_postgres_reads_the_scopes_rows(app: Sessions) -> None:
 def test_the_scope_figures_script_runs(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``tests/benchmarks/scope_figures.py`` at a tiny size (no timing checked)."""
-    from tests.benchmarks import scope_figures
+    """``bench/scope_figures.py`` at a tiny size (no timing checked)."""
+    from bench import scope_figures
 
     argv = ["scope_figures", "--sessions", "120", "--in-scope", "6", "--repeat", "1"]
     monkeypatch.setattr("sys.argv", argv)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.benchmarks import search_figures
+from bench import search_figures
 
 
 def test_figures_script_builds_indexes_and_times(

@@ -10,7 +10,7 @@ from collections import Counter
 
 from agentlog.domain.search_text import document_text, tokens
 from agentlog.domain.vocabulary import check_payload
-from tests.benchmarks.stdlib_corpus import (
+from bench.stdlib_corpus import (
     RARE,
     SPAN,
     START,

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .report import ROWS, render
-from .run import SIZES, SYSTEMS, Runner
+from bench.report import ROWS, render
+from bench.run import SIZES, SYSTEMS, Runner
+
+pytestmark = pytest.mark.slow  # every sample runs in a fresh process
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -52,7 +54,7 @@ def test_report_renders(results: dict[str, Any], tmp_path: Path) -> None:
 
 
 def test_the_live_listing_benchmark_runs(tmp_path: Path) -> None:
-    from .live_listing import measure
+    from bench.live_listing import measure
 
     result = measure(f"sqlite:///{tmp_path}/live.db", 120)
     assert result.live_handles == 120
@@ -61,7 +63,7 @@ def test_the_live_listing_benchmark_runs(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("encrypted", [False, True])
 def test_the_encryption_cost_benchmark_runs(tmp_path: Path, encrypted: bool) -> None:
-    from .encryption_cost import CASES, one_round, store
+    from bench.encryption_cost import CASES, one_round, store
 
     with store(False, tmp_path, encrypted) as env:
         times = one_round(300, env, 0)

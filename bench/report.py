@@ -1,7 +1,7 @@
 """Markdown report of one benchmark run: times, ratios, targets, storage.
 
 Rendered from the runner's JSON only, so a saved ``results.json`` can be
-re-rendered (``python -m tests.benchmarks.report results.json``).
+re-rendered (``python -m bench.report results.json``).
 """
 
 from __future__ import annotations

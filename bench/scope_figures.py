@@ -10,8 +10,8 @@ records, the scoped page and records, the same records by an unscoped
 and a scoped read of an in-scope and of an out-of-scope session. No assertion
 on time.
 
-    python -m tests.benchmarks.scope_figures --backend sqlite --sessions 10000
-    python -m tests.benchmarks.scope_figures --backend postgres --sessions 10000
+    python -m bench.scope_figures --backend sqlite --sessions 10000
+    python -m bench.scope_figures --backend postgres --sessions 10000
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from agentlog.application import Sessions
 from agentlog.application.catch_up import views_of
 from agentlog.application.search_index import search_index_of
 from agentlog.domain.session import make_header
-from tests.benchmarks.base import bench_store, versions
+from bench.base import bench_store, versions
 from tests.builders import TE, TS, U, store_directly
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """Listing's first page with many live handles vs none (issue "service", W3 live).
 
-``python -m tests.benchmarks.live_listing [--sessions 10000] [--store URL]``
+``python -m bench.live_listing [--sessions 10000] [--store URL]``
 creates and flushes N sessions through one ``Sessions`` without closing them
 (``max_live`` raised so every handle stays live), times the first listing page,
 closes every handle and times it again. The figure is the ratio of the two

@@ -6,8 +6,8 @@ indexed by the views and the search index. Then: single erases (each with its
 scrub: FTS5 ``optimize`` and a WAL checkpoint on SQLite), the scrub alone, and
 ``erase_older_than`` of the old half (sessions/s).
 
-    python -m tests.benchmarks.erasure_figures --backend sqlite --sessions 10000
-    python -m tests.benchmarks.erasure_figures --backend postgres --sessions 10000
+    python -m bench.erasure_figures --backend sqlite --sessions 10000
+    python -m bench.erasure_figures --backend postgres --sessions 10000
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from agentlog.application.catch_up import views_of
 from agentlog.application.erasure import cutoff_before
 from agentlog.application.search_index import search_index_of
 from agentlog.domain.session import make_header, now_ms
-from tests.benchmarks.base import bench_store, versions
+from bench.base import bench_store, versions
 from tests.builders import TE, TS, U, store_directly
 
 if TYPE_CHECKING:

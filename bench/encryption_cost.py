@@ -13,7 +13,7 @@ streamed chunks per assistant message, tool calls, ~1 KiB texts).
   a copy sealed again under the child's key when on);
 - seal+open: one row's state sealed and opened, per row (the mapper alone).
 
-    python -m tests.benchmarks.encryption_cost [--events 5000] [--rounds 5] [--postgres]
+    python -m bench.encryption_cost [--events 5000] [--rounds 5] [--postgres]
 
 docs/encryption.md quotes a run.
 """

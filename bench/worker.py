@@ -1,4 +1,4 @@
-"""One benchmark job in its own process: ``python -m tests.benchmarks.worker JOB``.
+"""One benchmark job in its own process: ``python -m bench.worker JOB``.
 
 Every cold read runs in a fresh interpreter, so no system can serve it from
 memory; the timer starts after imports and workload generation, and covers

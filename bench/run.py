@@ -1,6 +1,6 @@
 """Benchmark runner: every system side by side, one run, one machine, ratios.
 
-``python -m tests.benchmarks.run --size small|full --out results.md``
+``python -m bench.run --size small|full --out results.md``
 
 Builds each fixture once per system, then runs every workload round-robin over
 the systems (a discarded warm-up round first, then the median of N), each
@@ -26,8 +26,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-WORKER = "tests.benchmarks.worker"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+WORKER = "bench.worker"
 SYSTEMS = ("floor", "raw_eventsourcing", "agentlog", "openai_agents", "langgraph")
 JOB_TIMEOUT = 3600.0
 

@@ -1,6 +1,6 @@
 """Model-tool figures: what one tool call costs, in process and over MCP stdio.
 
-``python -m tests.benchmarks.model_tools_figures --sessions 1000 --turns 10
+``python -m bench.model_tools_figures --sessions 1000 --turns 10
 [--caller-turns 2000]`` writes ``--sessions`` sessions of ``--turns`` turns
 (prompt, step, answer) into a fresh SQLite store, all in the caller's workspace
 and all matching the query, plus the caller itself with ``--caller-turns`` turns

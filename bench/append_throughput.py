@@ -5,7 +5,7 @@ rules, turn invariants) on every append, one transaction per 100 events. The eve
 mix is the benchmark workload's (turns, steps, 5 streamed chunks per assistant
 message, tool calls and results, ~1 KiB texts).
 
-    python -m tests.benchmarks.append_throughput [--events 20000] [--batch 100]
+    python -m bench.append_throughput [--events 20000] [--batch 100]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Content-search figures: catch-up throughput, index size, first-page latency.
 
-``python -m tests.benchmarks.search_figures --sessions 10000 --events 100
+``python -m bench.search_figures --sessions 10000 --events 100
 [--corpus zipf|realistic] [--seed N] [--postgres] [--db PATH]`` builds a corpus
 straight into the recorder, indexes it from position 0 (``rebuild``), and times
 the first page of ``search_sessions`` for a rare word, a common word, a
@@ -8,7 +8,7 @@ mid-frequency word and 3-word phrases, beside a naive scan (``LIKE`` over the
 stored rows, or ``ILIKE`` on PostgreSQL). ``--corpus zipf`` (the default) draws
 40 words per event from a Zipf distribution over ``w0..w19999``;
 ``--corpus realistic`` is agent sessions written from the Python standard
-library's sources (:mod:`tests.benchmarks.stdlib_corpus`), its queries chosen by
+library's sources (:mod:`bench.stdlib_corpus`), its queries chosen by
 counting a pilot prefix. ``--db`` keeps the SQLite corpus in a file and reuses
 it on the next run (its byte counts and queries in a ``.json`` beside it).
 Prints Markdown; docs/search.md quotes a run. Run it under ``/usr/bin/time -v``
@@ -37,7 +37,7 @@ from agentlog.application.query import SessionQuery
 from agentlog.application.search_index import search_index_of
 from agentlog.domain.json import dumps
 from agentlog.domain.search_text import document_text, tokens
-from tests.benchmarks import stdlib_corpus
+from bench import stdlib_corpus
 from tests.query.support import header, raw_write_many
 
 VOCABULARY = [f"w{n}" for n in range(20_000)]

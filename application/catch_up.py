@@ -52,9 +52,9 @@ class ViewClasses:
 
 
 VIEW_MODULES: Mapping[str, str] = {
-    "eventsourcing.popo": "agentlog.infrastructure.views.popo",
-    "eventsourcing.sqlite": "agentlog.infrastructure.views.sqlite",
-    "eventsourcing.postgres": "agentlog.infrastructure.views.postgres",
+    "eventsourcing.popo": "agentlog.infrastructure.backends.memory.views",
+    "eventsourcing.sqlite": "agentlog.infrastructure.backends.sqlite.views",
+    "eventsourcing.postgres": "agentlog.infrastructure.backends.postgres.views",
 }
 
 

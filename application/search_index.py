@@ -383,8 +383,8 @@ class SearchProjection(SessionProjection[SearchView]):
 
 
 SEARCH_MODULES: Mapping[str, str] = {
-    "eventsourcing.sqlite": "agentlog.infrastructure.views.sqlite_search",
-    "eventsourcing.postgres": "agentlog.infrastructure.views.postgres_search",
+    "eventsourcing.sqlite": "agentlog.infrastructure.backends.sqlite.search",
+    "eventsourcing.postgres": "agentlog.infrastructure.backends.postgres.search",
 }
 """Backends with a search index; the others are searched by scanning."""
 

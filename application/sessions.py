@@ -84,8 +84,12 @@ EventObserver = Callable[["SessionHandle", "Envelope"], None]
 
 T = TypeVar("T")
 
-POSTGRES_FACTORY_TOPIC = "agentlog.infrastructure.postgres:AgentlogPostgresFactory"
-POPO_FACTORY_TOPIC = "agentlog.infrastructure.popo:AgentlogPOPOFactory"
+POSTGRES_FACTORY_TOPIC = (
+    "agentlog.infrastructure.backends.postgres.factory:AgentlogPostgresFactory"
+)
+POPO_FACTORY_TOPIC = (
+    "agentlog.infrastructure.backends.memory.factory:AgentlogPOPOFactory"
+)
 DEFAULT_SNAPSHOT_INTERVAL = 500
 DEFAULT_MAX_LIVE = 1024
 SETTLE_ATTEMPTS = 5
@@ -189,10 +193,10 @@ class Sessions(Application[str]):
         environment = super().construct_env(name, given)
         module = environment.get("PERSISTENCE_MODULE")
         if module == "eventsourcing.sqlite":
-            # Adds an exact read of surface rows (agentlog.infrastructure.recorders).
+            # Adds an exact read of surface rows (backends.sqlite.recorders).
             environment.setdefault(
                 "APPLICATION_RECORDER_TOPIC",
-                "agentlog.infrastructure.recorders:SQLiteSessionRecorder",
+                "agentlog.infrastructure.backends.sqlite.recorders:SQLiteSessionRecorder",
             )
         elif module == "eventsourcing.postgres":
             # URL parameters, an early connection check and locked table creation.

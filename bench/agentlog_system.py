@@ -83,10 +83,10 @@ class AgentlogSystem(BenchSystem):
         _application()
         for module in (
             "agentlog.infrastructure.mapper",
-            "agentlog.infrastructure.recorders",
+            "agentlog.infrastructure.backends.sqlite.recorders",
             "eventsourcing.sqlite",
             "agentlog.application.query",
-            "agentlog.infrastructure.views.sqlite",
+            "agentlog.infrastructure.backends.sqlite.views",
         ):
             importlib.import_module(module)
 

@@ -83,7 +83,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.no_secure_delete:
-        from agentlog.infrastructure import recorders
+        from agentlog.infrastructure.backends.sqlite import recorders
 
         def plain(self: Any, datastore: Any, **kwargs: Any) -> None:
             recorders.SQLiteApplicationRecorder.__init__(self, datastore, **kwargs)

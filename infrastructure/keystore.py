@@ -5,7 +5,8 @@ insert-or-ignore, then a read, so concurrent first uses in any number of threads
 or processes converge on one key); :meth:`KeyStore.forget` deletes keys, after
 which every copy of those sessions' rows, backups included, stays sealed.
 
-Three backends, chosen by URL: ``memory:``, ``sqlite:///path`` (WAL,
+Three backends, chosen by URL (each in ``backends/<name>/keystore.py``):
+``memory:``, ``sqlite:///path`` (WAL,
 ``secure_delete`` and a truncating checkpoint after each forget, so the deleted
 wrapped keys are gone from the file and its WAL) and ``postgresql://…?schema=…``
 (a table in that schema). Each store holds one check value of the master key, so
@@ -18,23 +19,14 @@ See docs/encryption.md.
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import os
-import sqlite3
 import threading
-import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import psycopg
-from psycopg.sql import SQL, Identifier
-
-from agentlog.domain.errors import EncryptionError, StoreUnavailableError
+from agentlog.domain.errors import EncryptionError
 from agentlog.infrastructure.crypto import DataKey, MasterKey
-from agentlog.infrastructure.postgres import connection_kwargs, unavailable
 from agentlog.infrastructure.store_url import (
     MEMORY_URLS,
     StoreConfig,
@@ -43,21 +35,15 @@ from agentlog.infrastructure.store_url import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     Rewrap = Callable[[str, bytes], bytes]
     """``(session id, wrapped key) -> the key wrapped by the new master key``."""
-
-logger = logging.getLogger(__name__)
 
 KEYS_TABLE = "agentlog_data_keys"
 CHECK_TABLE = "agentlog_master_key_check"
 CACHE_SIZE = 4096
 """Unwrapped keys kept in memory per process (least recently used go first)."""
-DELETE_BATCH = 500
-CHECKPOINT_ATTEMPTS = 100
-CHECKPOINT_WAIT = 0.05
-KEYSTORE_DDL_LOCK = 0x6167656E746B6579  # "agentkey": serialises table creation
 
 
 class KeyStore(ABC):
@@ -179,331 +165,6 @@ class KeyStore(ABC):
         """The stored master-key check value, storing ``candidate`` if none."""
 
 
-class MemoryKeyStore(KeyStore):
-    """Keys in process memory, for the in-memory store and tests."""
-
-    def __init__(self, master: MasterKey) -> None:
-        super().__init__(master, "memory:")
-        self._rows: dict[str, bytes] = {}
-        self._check: bytes | None = None
-        self._rows_lock = threading.Lock()
-
-    def _select(self, session_id: str) -> bytes | None:
-        with self._rows_lock:
-            return self._rows.get(session_id)
-
-    def _insert_or_ignore(
-        self, session_id: str, wrapped: bytes, current: Callable[[bytes], None]
-    ) -> bytes:
-        with self._rows_lock:
-            if self._check is not None:
-                current(self._check)
-            return self._rows.setdefault(session_id, wrapped)
-
-    def _rewrap_all(
-        self, rewrap: Rewrap, check_value: bytes, current: Callable[[bytes], None]
-    ) -> int:
-        with self._rows_lock:
-            if self._check is not None:
-                current(self._check)
-            rows = {i: rewrap(i, wrapped) for i, wrapped in self._rows.items()}
-            self._rows, self._check = rows, check_value
-            return len(rows)
-
-    def _delete(self, session_ids: Sequence[str]) -> int:
-        with self._rows_lock:
-            return sum(self._rows.pop(i, None) is not None for i in session_ids)
-
-    def _check_value(self, candidate: bytes) -> bytes:
-        with self._rows_lock:
-            if self._check is None:
-                self._check = candidate
-            return self._check
-
-
-class SQLiteKeyStore(KeyStore):
-    """Keys in a SQLite file of their own (created readable by its owner only)."""
-
-    def __init__(self, master: MasterKey, path: str) -> None:
-        super().__init__(master, f"sqlite:///{path}")
-        self.path = path
-        with contextlib.suppress(FileExistsError):
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-        try:
-            self._db = sqlite3.connect(
-                path, isolation_level=None, check_same_thread=False, timeout=30
-            )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA secure_delete=ON")
-            self._db.execute("PRAGMA synchronous=FULL")
-            with self._transaction() as db:
-                db.execute(
-                    f"CREATE TABLE IF NOT EXISTS {KEYS_TABLE} (session_id TEXT "
-                    "PRIMARY KEY, wrapped_key BLOB NOT NULL, created_at REAL NOT NULL)"
-                )
-                db.execute(
-                    f"CREATE TABLE IF NOT EXISTS {CHECK_TABLE} (id INTEGER PRIMARY "
-                    "KEY CHECK (id = 1), check_value BLOB NOT NULL)"
-                )
-        except sqlite3.Error as error:
-            msg = f"cannot open the key store {self.display}: {error}"
-            raise StoreUnavailableError(msg) from error
-        self._db_lock = threading.Lock()
-
-    @contextlib.contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
-
-    @contextlib.contextmanager
-    def _using(self) -> Iterator[sqlite3.Connection]:
-        with self._db_lock:
-            try:
-                yield self._db
-            except sqlite3.Error as error:
-                msg = f"the key store {self.display} failed: {error}"
-                raise StoreUnavailableError(msg) from error
-
-    def _select(self, session_id: str) -> bytes | None:
-        with self._using() as db:
-            row = db.execute(
-                f"SELECT wrapped_key FROM {KEYS_TABLE} WHERE session_id = ?",
-                (session_id,),
-            ).fetchone()
-        return None if row is None else bytes(row[0])
-
-    def _insert_or_ignore(
-        self, session_id: str, wrapped: bytes, current: Callable[[bytes], None]
-    ) -> bytes:
-        with self._using(), self._transaction() as db:
-            current(
-                bytes(
-                    db.execute(f"SELECT check_value FROM {CHECK_TABLE}").fetchone()[0]
-                )
-            )
-            db.execute(
-                f"INSERT OR IGNORE INTO {KEYS_TABLE} VALUES (?, ?, ?)",
-                (session_id, wrapped, time.time()),
-            )
-            row = db.execute(
-                f"SELECT wrapped_key FROM {KEYS_TABLE} WHERE session_id = ?",
-                (session_id,),
-            ).fetchone()
-        return bytes(row[0])
-
-    def _delete(self, session_ids: Sequence[str]) -> int:
-        deleted = 0
-        with self._using() as db:
-            with self._transaction():
-                for start in range(0, len(session_ids), DELETE_BATCH):
-                    batch = session_ids[start : start + DELETE_BATCH]
-                    marks = ",".join("?" * len(batch))
-                    deleted += db.execute(
-                        f"DELETE FROM {KEYS_TABLE} WHERE session_id IN ({marks})",
-                        list(batch),
-                    ).rowcount
-            self._checkpoint(db)
-        return deleted
-
-    def _rewrap_all(
-        self, rewrap: Rewrap, check_value: bytes, current: Callable[[bytes], None]
-    ) -> int:
-        with self._using() as db:
-            with self._transaction():
-                current(
-                    bytes(
-                        db.execute(f"SELECT check_value FROM {CHECK_TABLE}").fetchone()[
-                            0
-                        ]
-                    )
-                )
-                rows = db.execute(
-                    f"SELECT session_id, wrapped_key FROM {KEYS_TABLE}"
-                ).fetchall()
-                db.executemany(
-                    f"UPDATE {KEYS_TABLE} SET wrapped_key = ? WHERE session_id = ?",
-                    [(rewrap(i, bytes(wrapped)), i) for i, wrapped in rows],
-                )
-                db.execute(f"UPDATE {CHECK_TABLE} SET check_value = ?", (check_value,))
-            self._checkpoint(db)  # the old wrappings leave the WAL too
-        return len(rows)
-
-    def _checkpoint(self, db: sqlite3.Connection) -> None:
-        """Move the zeroed pages into the file and empty the WAL (its old frames
-        still hold the deleted keys). A reader in another process can hold the
-        checkpoint off; it is retried, then the next forget finishes it."""
-        for _ in range(CHECKPOINT_ATTEMPTS):
-            busy = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-            if not busy:
-                return
-            time.sleep(CHECKPOINT_WAIT)
-        logger.warning(
-            "key store %s: the WAL could not be truncated (a reader held it); the "
-            "deleted keys' old frames stay in %s-wal until the next forget",
-            self.display,
-            self.path,
-        )
-
-    def _check_value(self, candidate: bytes) -> bytes:
-        with self._using(), self._transaction() as db:
-            db.execute(
-                f"INSERT OR IGNORE INTO {CHECK_TABLE} VALUES (1, ?)", (candidate,)
-            )
-            row = db.execute(f"SELECT check_value FROM {CHECK_TABLE}").fetchone()
-        return bytes(row[0])
-
-    def close(self) -> None:
-        super().close()
-        with self._db_lock:
-            self._db.close()
-
-
-class PostgresKeyStore(KeyStore):
-    """Keys in a table of a PostgreSQL schema (docs/encryption.md: not the events')."""
-
-    def __init__(self, master: MasterKey, config: StoreConfig) -> None:
-        super().__init__(master, config.display)
-        self._kwargs = connection_kwargs(config.env)
-        self._schema = config.schema or "public"
-        self._db_lock = threading.Lock()
-        self._db: psycopg.Connection[Any] | None = None
-        with self._using() as db:
-            db.execute("SELECT pg_advisory_lock(%s)", (KEYSTORE_DDL_LOCK,))
-            try:
-                db.execute(
-                    SQL("CREATE SCHEMA IF NOT EXISTS {0}").format(
-                        Identifier(self._schema)
-                    )
-                )
-                db.execute(
-                    SQL(
-                        "CREATE TABLE IF NOT EXISTS {0} (session_id text PRIMARY KEY, "
-                        "wrapped_key bytea NOT NULL, created_at timestamptz NOT NULL "
-                        "DEFAULT now())"
-                    ).format(self._table(KEYS_TABLE))
-                )
-                db.execute(
-                    SQL(
-                        "CREATE TABLE IF NOT EXISTS {0} (id int PRIMARY KEY CHECK "
-                        "(id = 1), check_value bytea NOT NULL)"
-                    ).format(self._table(CHECK_TABLE))
-                )
-            finally:
-                db.execute("SELECT pg_advisory_unlock(%s)", (KEYSTORE_DDL_LOCK,))
-
-    def _table(self, name: str) -> SQL | Any:
-        return SQL("{0}.{1}").format(Identifier(self._schema), Identifier(name))
-
-    @contextlib.contextmanager
-    def _using(self) -> Iterator[psycopg.Connection[Any]]:
-        """The connection (made again if it was lost); failures are typed."""
-        with self._db_lock:
-            try:
-                if self._db is None or self._db.closed:
-                    self._db = psycopg.connect(**self._kwargs, autocommit=True)
-                yield self._db
-            except psycopg.Error as error:
-                if self._db is not None and self._db.broken:
-                    self._db.close()
-                    self._db = None
-                raise unavailable(self._kwargs, error, what="key store") from error
-
-    def _wrapped_key(self, db: psycopg.Connection[Any], session_id: str) -> Any:
-        """The session's key row (``None`` if it has no key)."""
-        return db.execute(
-            SQL("SELECT wrapped_key FROM {0} WHERE session_id = %s").format(
-                self._table(KEYS_TABLE)
-            ),
-            (session_id,),
-        ).fetchone()
-
-    def _stored_check(self, db: psycopg.Connection[Any], lock: str = "") -> bytes:
-        """The store's check value, read with the row ``lock`` clause if given."""
-        row = db.execute(
-            SQL("SELECT check_value FROM {0} " + lock).format(self._table(CHECK_TABLE))
-        ).fetchone()
-        assert row is not None
-        return bytes(row[0])
-
-    def _select(self, session_id: str) -> bytes | None:
-        with self._using() as db:
-            row = self._wrapped_key(db, session_id)
-        return None if row is None else bytes(row[0])
-
-    def _insert_or_ignore(
-        self, session_id: str, wrapped: bytes, current: Callable[[bytes], None]
-    ) -> bytes:
-        with self._using() as db, db.transaction():
-            # FOR SHARE: a rotation (which updates the row) waits for this insert,
-            # and an insert after it sees the new check value.
-            current(self._stored_check(db, "FOR SHARE"))
-            db.execute(
-                SQL(
-                    "INSERT INTO {0} (session_id, wrapped_key) VALUES (%s, %s) "
-                    "ON CONFLICT (session_id) DO NOTHING"
-                ).format(self._table(KEYS_TABLE)),
-                (session_id, wrapped),
-            )
-            row = self._wrapped_key(db, session_id)
-        assert row is not None
-        return bytes(row[0])
-
-    def _rewrap_all(
-        self, rewrap: Rewrap, check_value: bytes, current: Callable[[bytes], None]
-    ) -> int:
-        with self._using() as db, db.transaction():
-            current(self._stored_check(db, "FOR UPDATE"))
-            rows = db.execute(
-                SQL("SELECT session_id, wrapped_key FROM {0} FOR UPDATE").format(
-                    self._table(KEYS_TABLE)
-                )
-            ).fetchall()
-            with db.cursor() as cursor:
-                cursor.executemany(
-                    SQL("UPDATE {0} SET wrapped_key = %s WHERE session_id = %s").format(
-                        self._table(KEYS_TABLE)
-                    ),
-                    [(rewrap(i, bytes(wrapped)), i) for i, wrapped in rows],
-                )
-            db.execute(
-                SQL("UPDATE {0} SET check_value = %s").format(self._table(CHECK_TABLE)),
-                (check_value,),
-            )
-        return len(rows)
-
-    def _delete(self, session_ids: Sequence[str]) -> int:
-        with self._using() as db:
-            cursor = db.execute(
-                SQL("DELETE FROM {0} WHERE session_id = ANY(%s)").format(
-                    self._table(KEYS_TABLE)
-                ),
-                (list(session_ids),),
-            )
-            return cursor.rowcount
-
-    def _check_value(self, candidate: bytes) -> bytes:
-        with self._using() as db:
-            db.execute(
-                SQL(
-                    "INSERT INTO {0} VALUES (1, %s) ON CONFLICT (id) DO NOTHING"
-                ).format(self._table(CHECK_TABLE)),
-                (candidate,),
-            )
-            return self._stored_check(db)
-
-    def close(self) -> None:
-        super().close()
-        with self._db_lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
-
-
 def open_key_store(
     url: str, master: MasterKey, events: Mapping[str, str] | None = None
 ) -> KeyStore:
@@ -513,6 +174,11 @@ def open_key_store(
     database itself (the same SQLite file, the same PostgreSQL schema) is refused,
     since a copy of that database would carry the keys with the rows.
     """
+    # Imported here: each backend's key store builds on this module's KeyStore.
+    from agentlog.infrastructure.backends.memory.keystore import MemoryKeyStore
+    from agentlog.infrastructure.backends.postgres.keystore import PostgresKeyStore
+    from agentlog.infrastructure.backends.sqlite.keystore import SQLiteKeyStore
+
     if url.strip() in MEMORY_URLS:
         store: KeyStore = MemoryKeyStore(master)
     else:

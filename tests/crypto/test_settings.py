@@ -83,7 +83,7 @@ def test_the_same_postgres_schema_is_refused_as_key_store() -> None:
 
     events = parse_store_url(f"{PG_URL}?schema=events").env
     events["PERSISTENCE_MODULE"] = (
-        "agentlog.infrastructure.postgres:AgentlogPostgresFactory"
+        "agentlog.infrastructure.backends.postgres.factory:AgentlogPostgresFactory"
     )
     master = MasterKey.from_base64(new_master_key())
     with pytest.raises(EncryptionError, match="is the event store itself"):

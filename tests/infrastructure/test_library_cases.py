@@ -25,17 +25,13 @@ from eventsourcing.tests.persistence import (
 )
 
 from agentlog.application import Sessions
-from agentlog.infrastructure.recorders import (
-    PostgresSessionRecorder,
-    SQLiteSessionRecorder,
-)
-from agentlog.infrastructure.views import (
-    popo,
-    postgres,
-    postgres_search,
-    sqlite,
-    sqlite_search,
-)
+from agentlog.infrastructure.backends.memory import views as popo
+from agentlog.infrastructure.backends.postgres import search as postgres_search
+from agentlog.infrastructure.backends.postgres import views as postgres
+from agentlog.infrastructure.backends.postgres.recorders import PostgresSessionRecorder
+from agentlog.infrastructure.backends.sqlite import search as sqlite_search
+from agentlog.infrastructure.backends.sqlite import views as sqlite
+from agentlog.infrastructure.backends.sqlite.recorders import SQLiteSessionRecorder
 from tests.conftest import PG_URL, pg_params
 
 if TYPE_CHECKING:
@@ -117,7 +113,7 @@ class TestSQLiteLineageView(ViewCase):
 
 
 class TestSQLiteSearchView(ViewCase):
-    """Its tables are opened by ``sqlite_tables`` like the others' (checked,
+    """Its tables are opened by ``backends.sqlite.tables`` like the others' (checked,
     created under the write lock only when missing)."""
 
     backend, view_class = "sqlite", sqlite_search.SQLiteSearchView

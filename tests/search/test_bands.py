@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from agentlog.application import Sessions
 from agentlog.application.query import SessionQuery
-from agentlog.infrastructure.views import sqlite_search
+from agentlog.infrastructure.backends.sqlite import search as sqlite_search
 from tests.query.support import CountingReader, ev, header, raw_write_many
 from tests.scenarios.harness import U
 

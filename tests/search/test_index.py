@@ -172,7 +172,7 @@ def test_words_are_split_and_folded_as_the_scan_splits_them(
     """The index matches the tokens the scan matches, whatever FTS5's own
     tables say of a character: the stored words themselves are found, and on
     both sides of the document after which the common words were chosen."""
-    from agentlog.infrastructure.views import sqlite_search
+    from agentlog.infrastructure.backends.sqlite import search as sqlite_search
 
     monkeypatch.setattr(sqlite_search, "PAIRS_AFTER", after)
     logs = [
@@ -290,7 +290,7 @@ def test_a_projection_runner_keeps_the_postgres_index(
     from eventsourcing.projection import ProjectionRunner
 
     from agentlog.application.search_index import SearchProjection
-    from agentlog.infrastructure.views.postgres_search import PostgresSearchView
+    from agentlog.infrastructure.backends.postgres.search import PostgresSearchView
 
     env = {
         key: value
@@ -344,7 +344,7 @@ def pairs(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> st
     """With ``pairs``, the SQLite index chooses its common words after forty
     documents (``pairs-early``: two), so later documents are found by their
     word pairs."""
-    from agentlog.infrastructure.views import sqlite_search
+    from agentlog.infrastructure.backends.sqlite import search as sqlite_search
 
     after = {"pairs": 40, "pairs-early": 2}.get(request.param)
     if after is not None:
@@ -361,7 +361,8 @@ def force(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
     every band), else joins it in SQL (``walk-then-join``: the bands of at
     most two matches) or walks it (``walk``, ``join``: every band;
     ``walk-then-join``: the others)."""
-    from agentlog.infrastructure.views import postgres_search, sqlite_search
+    from agentlog.infrastructure.backends.postgres import search as postgres_search
+    from agentlog.infrastructure.backends.sqlite import search as sqlite_search
 
     cap = 10**9 if path == "ids" else 0
     monkeypatch.setattr(search_plan, "RARE_CAP", cap)
@@ -414,7 +415,7 @@ def test_documents_past_the_last_band_share_it(
     """Documents of more tokens than the last band's share it (by default,
     documents of over four million tokens): sorted or walked, the shared band
     gives the scan's pages. A no-op off SQLite."""
-    from agentlog.infrastructure.views import sqlite_search
+    from agentlog.infrastructure.backends.sqlite import search as sqlite_search
 
     monkeypatch.setattr(sqlite_search, "BAND_MAX", 4)  # documents of 4–9 tokens
     corpus(app, sessions=16)
@@ -441,7 +442,7 @@ def test_a_full_band_refuses_its_next_document(
     view: Any = index_of(app).search.view
     if not getattr(view, "lists_in_order", False):
         pytest.skip("the SQLite index's bands")
-    from agentlog.infrastructure.views import sqlite_search
+    from agentlog.infrastructure.backends.sqlite import search as sqlite_search
 
     monkeypatch.setattr(sqlite_search, "BAND_SHIFT", 1)
     logs = [(header(f"s{n}"), [ev(0, U("same length"), n)]) for n in range(3)]
@@ -480,8 +481,10 @@ def test_a_walk_past_its_budget_reads_the_rest_sorted(
     expected = pages(lambda **o: scanned.search_sessions("needle", **o))
     assert len(expected) == 5
     force(monkeypatch, "walk")
-    for view in ("sqlite_search", "postgres_search"):
-        monkeypatch.setattr(f"agentlog.infrastructure.views.{view}.WALK_BUDGET", 40)
+    for backend in ("sqlite", "postgres"):
+        monkeypatch.setattr(
+            f"agentlog.infrastructure.backends.{backend}.search.WALK_BUDGET", 40
+        )
     indexed.search_sessions("needle")  # indexes the log
     trace = (
         postgres_statements(monkeypatch)
@@ -519,7 +522,9 @@ def test_a_session_walk_past_its_budget_reads_the_rest_sorted(
     expected = pages(partial(scanned.search_events, "big", "needle"))
     assert len(expected) == 3
     force(monkeypatch, "walk")
-    monkeypatch.setattr("agentlog.infrastructure.views.sqlite_search.WALK_BUDGET", 40)
+    monkeypatch.setattr(
+        "agentlog.infrastructure.backends.sqlite.search.WALK_BUDGET", 40
+    )
     indexed.search_events("big", "needle")  # indexes the log
     with sqlite_statements(app) as statements:
         first = indexed.search_events("big", "needle", limit=20)
@@ -547,7 +552,7 @@ def test_the_sqlite_index_reads_only_the_bands_with_matches(app: Sessions) -> No
     assert not [text for text in statements if "rowid = w.id" in text]
     scans = [text for text in statements if "ORDER BY rowid" in text]
     assert len(scans) == 1, scans
-    from agentlog.infrastructure.views.sqlite_search import BAND_SHIFT
+    from agentlog.infrastructure.backends.sqlite.search import BAND_SHIFT
 
     ids = view.select_ids(("needle",), None)
     assert {doc_id >> BAND_SHIFT for doc_id in ids} == {4}

@@ -15,14 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentlog.infrastructure.views import encode_text
-from agentlog.infrastructure.views.session_labels import (
+from agentlog.infrastructure.backends.sqlite.session_labels import (
     LABELS,
     TABLE_STATEMENT,
     forget_label,
     label_bound,
     label_of,
 )
+from agentlog.infrastructure.views import encode_text
 
 DOCS = "docs"
 IDS = st.text(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentlog.infrastructure.views.word_pairs import (
+from agentlog.infrastructure.backends.sqlite.word_pairs import (
     BREAK,
     choose_common,
     pair_token,

@@ -18,7 +18,7 @@ import psycopg
 import pytest
 from eventsourcing.persistence import OperationalError
 
-from agentlog.infrastructure.postgres import AgentlogPostgresFactory
+from agentlog.infrastructure.backends.postgres.factory import AgentlogPostgresFactory
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

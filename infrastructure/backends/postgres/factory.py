@@ -30,7 +30,7 @@ from eventsourcing.postgres import PostgresFactory
 from psycopg.sql import SQL, Identifier
 
 from agentlog.domain.errors import StoreUnavailableError
-from agentlog.infrastructure.recorders import PostgresSessionRecorder
+from agentlog.infrastructure.backends.postgres.recorders import PostgresSessionRecorder
 from agentlog.infrastructure.store_url import CONNINFO_ENV_VAR
 
 if TYPE_CHECKING:
@@ -217,4 +217,6 @@ class AgentlogPostgresFactory(PostgresFactory):
 
 
 Factory = AgentlogPostgresFactory
-FACTORY_TOPIC = "agentlog.infrastructure.postgres:AgentlogPostgresFactory"
+FACTORY_TOPIC = (
+    "agentlog.infrastructure.backends.postgres.factory:AgentlogPostgresFactory"
+)

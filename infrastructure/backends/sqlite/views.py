@@ -3,7 +3,7 @@
 A save writes its tracking row first: the first statement of the transaction is a
 write, so SQLite takes the write lock before anything is read and a concurrent
 writer cannot invalidate the rows the merge saw. Opening a view writes nothing
-once its tables exist (``sqlite_tables``).
+once its tables exist (``backends.sqlite.tables``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from agentlog.application.view_rows import (
     columns,
     row_values,
 )
+from agentlog.infrastructure.backends.sqlite.tables import ensure_tables
 from agentlog.infrastructure.views import (
     column_decoder,
     decode_column,
@@ -30,7 +31,6 @@ from agentlog.infrastructure.views import (
     encode_text,
 )
 from agentlog.infrastructure.views.sql import SQLListingView, SQLView
-from agentlog.infrastructure.views.sqlite_tables import ensure_tables
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -81,7 +81,7 @@ class SQLiteView(SQLiteTrackingRecorder, SQLView[TRow], Generic[TRow]):
 
     def create_table(self) -> None:
         """Only look when the tables exist; else create them under the write
-        lock (``sqlite_tables``): a reader never fails on another's flush."""
+        lock (``backends.sqlite.tables``): a reader never fails on another's flush."""
         ensure_tables(self)
 
     # ------------------------------------------------------------ tracking

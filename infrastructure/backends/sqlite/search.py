@@ -56,20 +56,20 @@ from agentlog.application.search_match import (
     token_count,
 )
 from agentlog.domain.search_text import tokens
-from agentlog.infrastructure.views import decode_text, encode_text, write_tracked
-from agentlog.infrastructure.views.session_labels import (
+from agentlog.infrastructure.backends.sqlite.session_labels import (
     LABELS,
     TABLE_STATEMENT,
     forget_label,
     label_bound,
     label_of,
 )
-from agentlog.infrastructure.views.sqlite import SQLiteView
-from agentlog.infrastructure.views.word_pairs import (
+from agentlog.infrastructure.backends.sqlite.views import SQLiteView
+from agentlog.infrastructure.backends.sqlite.word_pairs import (
     choose_common,
     pairs_phrase,
     pairs_text,
 )
+from agentlog.infrastructure.views import decode_text, encode_text, write_tracked
 
 if TYPE_CHECKING:
     from collections.abc import (

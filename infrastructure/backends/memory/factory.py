@@ -1,8 +1,8 @@
 """The in-memory factory ``Sessions`` uses: the library's, with our recorder.
 
-:class:`~agentlog.infrastructure.recorders.POPOSessionRecorder` adds the write
-guard and erasure (docs/erasure.md) to the library's in-memory recorder, so the
-in-memory store behaves as SQLite and PostgreSQL do.
+:class:`~agentlog.infrastructure.backends.memory.recorders.POPOSessionRecorder`
+adds the write guard and erasure (docs/erasure.md) to the library's in-memory
+recorder, so the in-memory store behaves as SQLite and PostgreSQL do.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from eventsourcing.popo import POPOFactory
 
-from agentlog.infrastructure.recorders import POPOSessionRecorder
+from agentlog.infrastructure.backends.memory.recorders import POPOSessionRecorder
 
 if TYPE_CHECKING:
     from eventsourcing.persistence import ApplicationRecorder
@@ -25,4 +25,4 @@ class AgentlogPOPOFactory(POPOFactory):
 
 
 Factory = AgentlogPOPOFactory
-FACTORY_TOPIC = "agentlog.infrastructure.popo:AgentlogPOPOFactory"
+FACTORY_TOPIC = "agentlog.infrastructure.backends.memory.factory:AgentlogPOPOFactory"

@@ -40,8 +40,8 @@ from agentlog.application.search_match import (
     time_key,
 )
 from agentlog.domain.search_text import tokens
+from agentlog.infrastructure.backends.postgres.views import PostgresView
 from agentlog.infrastructure.views import decode_text, encode_text, write_tracked
-from agentlog.infrastructure.views.postgres import PostgresView
 
 if TYPE_CHECKING:
     from collections.abc import (

@@ -1,0 +1,1 @@
+"""The in-memory backend (``memory:``): the library's POPO persistence."""

@@ -1,0 +1,108 @@
+"""The in-memory application recorder: the library's POPO recorder, plus the
+write guard and erasure, so the in-memory store behaves as SQLite and
+PostgreSQL do."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from eventsourcing.persistence import Notification, StoredEvent
+from eventsourcing.popo import POPOApplicationRecorder
+
+from agentlog.infrastructure.recorders import check_continues, first_versions
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from agentlog.infrastructure.recorders import Purge, Row
+
+
+class POPOSessionRecorder(POPOApplicationRecorder):
+    """The library's in-memory recorder, plus the write guard and erasure.
+
+    An erased row's slot in the notification list holds ``None``: notification
+    ids are list positions, so the list never shrinks.
+    """
+
+    def _assert_uniqueness(
+        self, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> None:
+        super()._assert_uniqueness(stored_events, **kwargs)
+        for session_id, first in first_versions(stored_events).items():
+            index = self._stored_events_index.get(session_id) or {}
+            check_continues(
+                session_id,
+                first,
+                partial(self._row, index),
+                partial(self._top, index),
+            )
+
+    def _top(self, index: dict[int, int]) -> Row | None:
+        return self._row(index, next(reversed(index), 0))
+
+    def _row(self, index: dict[int, int], version: int) -> Row | None:
+        position = index.get(version)
+        if position is None:
+            return None
+        row = self._stored_events[position]
+        return None if row is None else (version, row.topic)
+
+    def erase_streams(
+        self,
+        tombstones: Sequence[StoredEvent],
+        purge: Purge,
+        snapshots: Any | None,
+    ) -> None:
+        with self._database_lock:
+            self._insert_events(tombstones)
+            purge(None)
+            for tombstone in tombstones:
+                key = str(tombstone.originator_id)
+                self._drop_below(self, key, tombstone.originator_version)
+                if snapshots is not None:
+                    with snapshots._database_lock:
+                        self._drop_below(snapshots, key, None)
+        self._notify_listeners()
+
+    def erase_snapshots(self, snapshots: Any, session_ids: Sequence[str]) -> None:
+        with snapshots._database_lock:
+            for key in session_ids:
+                self._drop_below(snapshots, key, None)
+
+    @staticmethod
+    def _drop_below(recorder: Any, session_id: str, version: int | None) -> None:
+        index = recorder._stored_events_index.get(session_id) or {}
+        for stored in [v for v in index if version is None or v < version]:
+            recorder._stored_events[index.pop(stored)] = None
+
+    def select_notifications(
+        self,
+        start: int | None,
+        limit: int,
+        stop: int | None = None,
+        topics: Sequence[str] = (),
+        *,
+        inclusive_of_start: bool = True,
+    ) -> Sequence[Notification]:
+        """The library's read, skipping erased slots."""
+        with self._database_lock:
+            first = 1 if start is None else start + (0 if inclusive_of_start else 1)
+            last = len(self._stored_events) if stop is None else stop
+            found: list[Notification] = []
+            for position in range(max(first, 1), last + 1):
+                if position > len(self._stored_events) or len(found) == limit:
+                    break
+                row = self._stored_events[position - 1]
+                if row is None or (topics and row.topic not in topics):
+                    continue
+                found.append(
+                    Notification(
+                        id=position,
+                        originator_id=row.originator_id,
+                        originator_version=row.originator_version,
+                        topic=row.topic,
+                        state=row.state,
+                    )
+                )
+            return found

@@ -1,0 +1,204 @@
+"""The PostgreSQL application recorder: the library's, plus the stream writes
+(:class:`~agentlog.infrastructure.recorders.StreamWrites`), the write guard,
+erasure and :meth:`PostgresSessionRecorder.select_events_at_places`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from eventsourcing.persistence import StoredEvent
+from eventsourcing.postgres import PostgresApplicationRecorder
+from psycopg.sql import SQL, Composed, Identifier
+
+from agentlog.infrastructure.recorders import (
+    BATCH,
+    StreamWrites,
+    check_continues,
+    copy_resealed,
+    first_versions,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from psycopg import Cursor
+    from psycopg.rows import DictRow
+
+    from agentlog.infrastructure.recorders import (
+        CopyFrom,
+        More,
+        Place,
+        Purge,
+        Reseal,
+        Row,
+        Snapshot,
+    )
+
+
+class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
+    """The library's PostgreSQL recorder, plus the stream writes and
+    :meth:`select_events_at_places`."""
+
+    def _insert_stored_events(
+        self,
+        curs: Cursor[DictRow],
+        stored_events: Sequence[StoredEvent],
+        *,
+        copy_from: CopyFrom | None = None,
+        snapshot: Snapshot | None = None,
+        more: More = (),
+        reseal: Reseal | None = None,
+        **kwargs: Any,
+    ) -> None:
+        # The table lock serialises every write of the events table, so the
+        # guard's reads cannot go stale before the insert.
+        self._lock_table(curs)
+        with curs.connection.cursor() as probe:
+            for session_id, first in first_versions(stored_events).items():
+                self._check_continues(probe, session_id, first)
+        # The library locks the table and notifies before inserting the header,
+        # so the copied rows take the notification ids after it, in commit order.
+        super()._insert_stored_events(curs, stored_events, **kwargs)
+        for batch in more:
+            # Another cursor: the library fetches the first rows' notification ids
+            # from this one afterwards. The table is already locked.
+            with curs.connection.cursor() as rest:
+                super(PostgresApplicationRecorder, self)._insert_stored_events(
+                    rest, batch
+                )
+        if copy_from is not None:
+            (target,) = {str(event.originator_id) for event in stored_events}
+            table = SQL("{0}.{1}").format(
+                Identifier(self.datastore.schema), Identifier(self.events_table_name)
+            )
+            # Another cursor: the library fetches the header's notification id
+            # from this one afterwards.
+            with curs.connection.cursor() as copy:
+                if reseal is not None:
+                    self._copy_resealed(copy, table, copy_from, reseal)
+                else:
+                    copy.execute(
+                        SQL(
+                            "INSERT INTO {0} "
+                            "(originator_id, originator_version, topic, state) "
+                            "SELECT %s, originator_version, topic, state FROM {0} "
+                            "WHERE originator_id = %s "
+                            "AND originator_version BETWEEN 2 AND %s "
+                            "ORDER BY originator_version"
+                        ).format(table),
+                        (target, *copy_from),
+                    )
+                if snapshot is not None:
+                    recorder, row = snapshot
+                    recorder._insert_stored_events(copy, [row])
+
+    def _copy_resealed(
+        self, curs: Cursor[DictRow], table: Any, copy_from: CopyFrom, reseal: Reseal
+    ) -> None:
+        """Copy the source's rows a batch at a time, each through ``reseal``."""
+
+        def read(source: str, position: int, last: int) -> list[StoredEvent]:
+            curs.execute(
+                SQL(
+                    "SELECT originator_version, topic, state FROM {0} "
+                    "WHERE originator_id = %s AND originator_version > %s "
+                    "AND originator_version <= %s ORDER BY originator_version LIMIT %s"
+                ).format(table),
+                (source, position, last, BATCH),
+            )
+            return [
+                StoredEvent(
+                    source, row["originator_version"], row["topic"], row["state"]
+                )
+                for row in curs.fetchall()
+            ]
+
+        def write(batch: list[StoredEvent]) -> None:
+            with curs.connection.cursor() as rest:
+                super(PostgresApplicationRecorder, self)._insert_stored_events(
+                    rest, batch
+                )
+
+        copy_resealed(copy_from, reseal, read, write)
+
+    def select_events_at_places(self, places: Sequence[Place]) -> list[StoredEvent]:
+        """The stored events at these places of any streams, in one statement
+        (one round trip): the places go as two arrays, unnested and joined on
+        the primary key; a place without a row is left out. Ids must be
+        storable (no NUL): the caller leaves others out."""
+        if not places:
+            return []
+        statement = SQL(
+            "SELECT e.originator_id, e.originator_version, e.topic, e.state "
+            "FROM unnest(%s::text[], %s::bigint[]) AS p(id, version) "
+            "JOIN {0} AS e "
+            "ON e.originator_id = p.id AND e.originator_version = p.version"
+        ).format(self._events_table)
+        ids = [place[0] for place in places]
+        versions = [place[1] for place in places]
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(statement, (ids, versions), prepare=True)
+            return [
+                StoredEvent(
+                    row["originator_id"],
+                    row["originator_version"],
+                    row["topic"],
+                    bytes(row["state"]),
+                )
+                for row in curs.fetchall()
+            ]
+
+    @property
+    def _events_table(self) -> Composed:
+        return SQL("{0}.{1}").format(
+            Identifier(self.datastore.schema), Identifier(self.events_table_name)
+        )
+
+    def _check_continues(self, probe: Cursor[Any], session_id: str, first: int) -> None:
+        def row(where: str, *params: int) -> Row | None:
+            probe.execute(
+                SQL(
+                    "SELECT originator_version, topic FROM {0} "
+                    "WHERE originator_id = %s " + where
+                ).format(self._events_table),
+                (session_id, *params),
+            )
+            found = probe.fetchone()
+            return (
+                None if found is None else (found["originator_version"], found["topic"])
+            )
+
+        check_continues(
+            session_id,
+            first,
+            lambda version: row("AND originator_version = %s", version),
+            lambda: row("ORDER BY originator_version DESC LIMIT 1"),
+        )
+
+    def _write_tombstones(
+        self, curs: Cursor[DictRow], tombstones: Sequence[StoredEvent], purge: Purge
+    ) -> None:
+        self._insert_stored_events(curs, tombstones)
+        with curs.connection.cursor() as views:
+            purge(views)
+
+    def _delete_below(
+        self, curs: Cursor[DictRow], session_id: str, version: int
+    ) -> None:
+        curs.execute(
+            SQL(
+                "DELETE FROM {0} WHERE originator_id = %s AND originator_version < %s"
+            ).format(self._events_table),
+            (session_id, version),
+        )
+
+    def _delete_snapshots(
+        self, curs: Cursor[DictRow], snapshots: Any, session_ids: Sequence[str]
+    ) -> None:
+        curs.execute(
+            SQL("DELETE FROM {0}.{1} WHERE originator_id = ANY(%s)").format(
+                Identifier(snapshots.datastore.schema),
+                Identifier(snapshots.events_table_name),
+            ),
+            (list(session_ids),),
+        )

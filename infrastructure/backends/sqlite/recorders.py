@@ -1,0 +1,223 @@
+"""The SQLite application recorder: the library's, plus the exact reads, the
+stream writes (:class:`~agentlog.infrastructure.recorders.StreamWrites`), the
+write guard and erasure."""
+
+from __future__ import annotations
+
+import json
+import time
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from eventsourcing.persistence import StoredEvent
+from eventsourcing.sqlite import SQLiteApplicationRecorder
+
+from agentlog.infrastructure.recorders import (
+    BATCH,
+    StreamWrites,
+    check_continues,
+    copy_resealed,
+    first_versions,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from eventsourcing.sqlite import SQLiteConnection, SQLiteCursor, SQLiteDatastore
+
+    from agentlog.infrastructure.recorders import (
+        CopyFrom,
+        More,
+        Place,
+        Purge,
+        Reseal,
+        Row,
+        Snapshot,
+    )
+
+
+class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
+    """The library's SQLite recorder, plus the exact reads
+    (:meth:`select_events_at`, :meth:`select_events_at_places`), the stream
+    writes, the write guard and erasure.
+
+    Every connection of the store's pool runs with ``secure_delete`` on: a
+    deleted or rewritten row's bytes are overwritten with zeros wherever SQLite
+    frees them (cells, overflow and index pages, FTS5 segments the index merges
+    away), not only when a session is erased, so no old copy of a view row or an
+    index segment outlives the row (docs/erasure.md).
+    """
+
+    CHECKPOINT_ATTEMPTS = 10
+    CHECKPOINT_WAIT = 0.02
+    CHECKPOINT_BUSY_MS = 50
+
+    def __init__(self, datastore: SQLiteDatastore, **kwargs: Any) -> None:
+        super().__init__(datastore, **kwargs)
+        pool = datastore.pool
+        create = pool._create_connection
+        if not getattr(create, "secure_delete", False):
+
+            def secure() -> SQLiteConnection:
+                connection = create()
+                connection._sqlite_conn.execute("PRAGMA secure_delete = ON")
+                return connection
+
+            secure.secure_delete = True  # type: ignore[attr-defined]
+            pool._create_connection = secure  # type: ignore[method-assign]
+
+    def checkpoint(self) -> bool:
+        """Copy the WAL into the database file and truncate it to zero bytes.
+
+        A reader holding an old snapshot keeps the WAL from being reset; the call
+        retries for about a second, then gives up and returns False (the next
+        checkpoint, or the last connection closing, truncates it).
+        """
+        for attempt in range(self.CHECKPOINT_ATTEMPTS):
+            with self.datastore.get_connection(commit=True) as connection:
+                raw = connection._sqlite_conn
+                # TRUNCATE waits for readers through the busy handler: wait
+                # briefly here and retry, instead of the connection's long timeout.
+                (timeout,) = raw.execute("PRAGMA busy_timeout").fetchone()
+                raw.execute(f"PRAGMA busy_timeout = {self.CHECKPOINT_BUSY_MS}")
+                try:
+                    row = raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                finally:
+                    raw.execute(f"PRAGMA busy_timeout = {int(timeout)}")
+            if row is None or row[0] == 0:
+                return True
+            time.sleep(self.CHECKPOINT_WAIT * (1 + attempt % 4))
+        return False
+
+    def _insert_events(
+        self,
+        c: SQLiteCursor,
+        stored_events: Sequence[StoredEvent],
+        *,
+        copy_from: CopyFrom | None = None,
+        snapshot: Snapshot | None = None,
+        more: More = (),
+        reseal: Reseal | None = None,
+        **kwargs: Any,
+    ) -> Sequence[int] | None:
+        ids = super()._insert_events(c, stored_events, **kwargs)
+        for batch in more:
+            super()._insert_events(c, batch)
+        if copy_from is not None and reseal is not None:
+
+            def read(source: str, position: int, last: int) -> list[StoredEvent]:
+                c.execute(
+                    "SELECT originator_version, topic, state FROM "
+                    f"{self.events_table_name} WHERE originator_id = ? AND "
+                    "originator_version > ? AND originator_version <= ? "
+                    "ORDER BY originator_version LIMIT ?",
+                    (source, position, last, BATCH),
+                )
+                return [StoredEvent(source, *row) for row in c.fetchall()]
+
+            copy_resealed(copy_from, reseal, read, partial(super()._insert_events, c))
+        elif copy_from is not None:
+            (target,) = {str(event.originator_id) for event in stored_events}
+            c.execute(
+                f"INSERT INTO {self.events_table_name} "
+                "(originator_id, originator_version, topic, state) "
+                "SELECT ?, originator_version, topic, state "
+                f"FROM {self.events_table_name} WHERE originator_id = ? "
+                "AND originator_version BETWEEN 2 AND ? ORDER BY originator_version",
+                (target, *copy_from),
+            )
+        if snapshot is not None:
+            recorder, row = snapshot
+            recorder._insert_events(c, [row])
+        # Checked after the inserts: the first statement of the transaction is a
+        # write, so SQLite holds the write lock and no other writer interleaves.
+        for session_id, first in first_versions(stored_events).items():
+            self._check_continues(c, session_id, first)
+        return ids
+
+    def _check_continues(self, c: SQLiteCursor, session_id: str, first: int) -> None:
+        def row(where: str, *params: int) -> Row | None:
+            c.execute(
+                "SELECT originator_version, topic FROM "
+                f"{self.events_table_name} WHERE originator_id = ? {where}",
+                (session_id, *params),
+            )
+            found = c.fetchone()
+            return None if found is None else (found[0], found[1])
+
+        check_continues(
+            session_id,
+            first,
+            lambda version: row("AND originator_version = ?", version),
+            lambda: row("ORDER BY originator_version DESC LIMIT 1"),
+        )
+
+    def _write_tombstones(
+        self, c: SQLiteCursor, tombstones: Sequence[StoredEvent], purge: Purge
+    ) -> None:
+        # Freed pages and cells are overwritten with zeros (docs/erasure.md).
+        c.execute("PRAGMA secure_delete = ON")
+        self._insert_events(c, tombstones)
+        purge(c)
+
+    def _delete_below(self, c: SQLiteCursor, session_id: str, version: int) -> None:
+        c.execute(
+            f"DELETE FROM {self.events_table_name} "
+            "WHERE originator_id = ? AND originator_version < ?",
+            (session_id, version),
+        )
+
+    def _delete_snapshots(
+        self, c: SQLiteCursor, snapshots: Any, session_ids: Sequence[str]
+    ) -> None:
+        c.executemany(
+            f"DELETE FROM {snapshots.events_table_name} WHERE originator_id = ?",
+            [(key,) for key in session_ids],
+        )
+
+    def select_events_at(
+        self, originator_id: str, versions: Sequence[int]
+    ) -> list[StoredEvent]:
+        """The stored events of one stream at exactly these versions, in order."""
+        rows: list[StoredEvent] = []
+        with self.datastore.transaction(commit=False) as cursor:
+            for start in range(0, len(versions), BATCH):
+                batch = list(versions[start : start + BATCH])
+                marks = ",".join("?" * len(batch))
+                cursor.execute(
+                    "SELECT originator_version, topic, state FROM "
+                    f"{self.events_table_name} WHERE originator_id=? AND "
+                    f"originator_version IN ({marks}) ORDER BY originator_version",
+                    [originator_id, *batch],
+                )
+                rows.extend(
+                    StoredEvent(
+                        originator_id=originator_id,
+                        originator_version=row[0],
+                        topic=row[1],
+                        state=row[2],
+                    )
+                    for row in cursor.fetchall()
+                )
+        return rows
+
+    def select_events_at_places(self, places: Sequence[Place]) -> list[StoredEvent]:
+        """The stored events at these places of any streams, in one statement.
+
+        The places go as one JSON array (no bound on host parameters), joined
+        on the primary key; a place without a row is left out. Ids must be
+        storable (no lone surrogate): the caller leaves others out.
+        """
+        if not places:
+            return []
+        value = json.dumps([list(place) for place in places], ensure_ascii=False)
+        with self.datastore.transaction(commit=False) as cursor:
+            cursor.execute(
+                "SELECT e.originator_id, e.originator_version, e.topic, e.state "
+                "FROM json_each(?) AS p CROSS JOIN "
+                f"{self.events_table_name} AS e "
+                "ON e.originator_id = json_extract(p.value, '$[0]') "
+                "AND e.originator_version = json_extract(p.value, '$[1]')",
+                (value,),
+            )
+            return [StoredEvent(*row) for row in cursor.fetchall()]

@@ -1,5 +1,6 @@
 """What a view's creation statements name, so opening a view can check its
-tables instead of running DDL (``backends.sqlite.tables``, ``PostgresView.create_table``).
+tables instead of running DDL (``backends.sqlite.tables``,
+``PostgresView.create_table``).
 
 A view's statements are ``CREATE TABLE|INDEX IF NOT EXISTS``, ``DROP TABLE IF
 EXISTS`` (tables of older layouts) and cleanups that belong with those drops.

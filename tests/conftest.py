@@ -127,6 +127,51 @@ def app(make_app: Callable[..., Sessions]) -> Sessions:
     return make_app()
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--full",
+        action="store_true",
+        help="the full tier: also the tests marked slow (what .ci/run runs)",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """The two tiers (see docs/testing.md#the-two-tiers).
+
+    The PostgreSQL leg of every backend matrix is ``slow``; the default run
+    deselects ``slow`` tests unless ``--full`` or a ``-m`` expression says
+    otherwise. ``quarantine`` tests run only when ``-m`` names them.
+    """
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "postgres" in callspec.params.values():
+            item.add_marker(pytest.mark.slow)
+    marks = config.getoption("markexpr")
+    if "quarantine" not in marks:
+        deselect(config, items, "quarantine")
+    if not marks and not config.getoption("--full"):
+        deselect(config, items, "slow")
+
+
+def deselect(config: pytest.Config, items: list[pytest.Item], mark: str) -> None:
+    """Drop the items carrying ``mark``, reported as deselected."""
+    dropped = [item for item in items if item.get_closest_marker(mark) is not None]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item.get_closest_marker(mark) is None]
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if config.getoption("--full"):
+        return "tier: full (the tests marked slow included)"
+    if config.getoption("markexpr"):
+        return None
+    return "tier: fast (the tests marked slow are deselected; --full runs them)"
+
+
 def pytest_make_parametrize_id(
     config: pytest.Config, val: object, argname: str
 ) -> str | None:

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
     from tests.cli.conftest import Store
 
+
+pytestmark = pytest.mark.slow  # every test runs the agentlog command in a process
+
 ONLY_SQLITE = pytest.mark.parametrize("store", ["sqlite"], indirect=True)
 RACERS = 4
 

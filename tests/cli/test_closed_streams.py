@@ -14,7 +14,11 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.cli.conftest import agentlog_program, cli_env
+
+pytestmark = pytest.mark.slow  # every test runs the agentlog command in a process
 
 
 def run_closed(fd: int, *args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:

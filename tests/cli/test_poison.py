@@ -10,8 +10,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agentlog.domain.json import dumps, loads
 from tests.cli.conftest import Store
+
+pytestmark = pytest.mark.slow  # every test runs the agentlog command in a process
 
 HOSTILE = "lone \ud83d and \udc00, NUL \x00, astral 😀, escape \x1b[31m"
 USER = {"kind": "user"}

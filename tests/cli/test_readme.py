@@ -32,5 +32,6 @@ def test_the_command_table_lists_every_command() -> None:
 
 def test_the_fresh_machine_commands_are_there() -> None:
     assert 'pip install -e ".[dev]"\nagentlog demo' in README
-    assert 'pip install -e ".[dev]"\npython -m pytest -n 2 tests' in README
+    assert 'pip install -e ".[dev]"\npython -m pytest -n 2 --full' in README
+    assert "\npython -m pytest -n 2 --full\n" in (REPO_ROOT / ".ci" / "run").read_text()
     assert "python -m bench.run" in README

@@ -14,6 +14,9 @@ if TYPE_CHECKING:
 
     from tests.cli.conftest import Store
 
+
+pytestmark = pytest.mark.slow  # every test runs the agentlog command in a process
+
 MAIN_EVENTS = 157
 FORK_EVENTS = 161
 CHECKPOINT = 77

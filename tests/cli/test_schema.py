@@ -10,6 +10,10 @@ from tests.cli.conftest import REPO_ROOT, run_cli
 if TYPE_CHECKING:
     from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # every test runs the agentlog command in a process
+
 
 def test_schema_prints_the_committed_json_schema(tmp_path: Path) -> None:
     result = run_cli("schema", cwd=tmp_path).ok()

@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agentlog.infrastructure.store import open_sessions
 from tests.cli.conftest import Store, cli_env
 from tests.scenarios.harness import SS, TS, A, U
+
+pytestmark = pytest.mark.slow  # every test runs the agentlog command in a process
 
 
 def filled(tmp_path: Path) -> Store:

@@ -29,9 +29,12 @@ from tests.cli.conftest import (
 if TYPE_CHECKING:
     from pathlib import Path
 
-pytestmark = pytest.mark.skipif(
-    not os.path.isdir("/proc/self/fd"), reason="reads /proc to see the store open"
-)
+pytestmark = [
+    pytest.mark.slow,  # signals to agentlog processes
+    pytest.mark.skipif(
+        not os.path.isdir("/proc/self/fd"), reason="reads /proc to see the store open"
+    ),
+]
 
 DELAYS = [0.0, 0.3, 1.0, 2.0]
 

@@ -14,7 +14,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.cli.conftest import catching_stop_signals
+
+pytestmark = pytest.mark.slow  # signals to agentlog processes
 
 SCRIPT = """
 import gc, os, signal, sys

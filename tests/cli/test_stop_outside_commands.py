@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 
+pytestmark = pytest.mark.slow  # signals to agentlog processes
+
+
 def raise_stop(signum: signal.Signals) -> Callable[..., NoReturn]:
     def stop(*args: Any, **kwargs: Any) -> NoReturn:
         raise Interrupted(signum)

@@ -11,6 +11,8 @@ import pytest
 from tests.cli.conftest import Store, cli_env, run_cli
 from tests.formats.samples import FIXTURES
 
+pytestmark = pytest.mark.slow  # every test runs the agentlog command in a process
+
 TODO_PLAN = FIXTURES / "seed-era" / "todo-plan--session.jsonl"
 TODO_PLAN_ID = "b0f1f758-dcf0-474e-851d-e62c11ec0a09"
 

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
     from tests.cli.conftest import Result
 
+
+pytestmark = pytest.mark.slow  # every test runs the agentlog command in a process
+
 HOSTILE = "red\x1b[31m clear\x1b[2J title\x1b]0;pwned\x07 del\x7f csi\x9b1m rlo\u202e"
 HOSTILE_ID = "id\x1b[31m\x9b\x07"
 RAW = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]")

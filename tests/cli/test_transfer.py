@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
     from tests.cli.conftest import Store
 
+
+pytestmark = pytest.mark.slow  # every test runs the agentlog command in a process
+
 MULTI_TURN_FILE = SEED_ERA / "multi-turn--session.jsonl"
 
 

@@ -14,6 +14,9 @@ if TYPE_CHECKING:
 
     from tests.cli.conftest import Store
 
+
+pytestmark = pytest.mark.slow  # every test runs the agentlog command in a process
+
 SEED_ERA = FIXTURES / "seed-era"
 WITH_IDS = {
     "multi-turn--session.jsonl": "228b7b82-84ed-49b7-a567-981c03b28c77",

@@ -116,6 +116,7 @@ def _seal_in_process(url: str, master_text: str, start: object) -> None:
     store.close()
 
 
+@pytest.mark.slow
 def test_concurrent_first_use_in_processes_converges_on_one_key(
     tmp_path: Path, master_text: str
 ) -> None:

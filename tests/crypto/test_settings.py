@@ -121,6 +121,7 @@ def run_cli(
     )
 
 
+@pytest.mark.slow
 def test_the_cli_says_one_line_and_never_the_key(tmp_path: Path) -> None:
     right, wrong = new_master_key(), new_master_key()
     app = Sessions(env=sqlite_env(tmp_path, AGENTLOG_MASTER_KEY=right))

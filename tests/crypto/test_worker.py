@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from agentlog.application import Sessions
 
 
+pytestmark = pytest.mark.slow  # a worker process
+
+
 def _worker(env: dict[str, str], stop: Any) -> None:
     from agentlog.infrastructure.views import worker
 

@@ -37,6 +37,10 @@ from tests.durability.workers import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+import pytest
+
+pytestmark = pytest.mark.slow  # writer processes
+
 WRITERS = 4
 NOTES_PER_WRITER = 500
 BATCHES_PER_WRITER = 150

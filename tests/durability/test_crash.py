@@ -55,6 +55,10 @@ if TYPE_CHECKING:
     from agentlog.domain.json import Envelope
     from tests.durability.workers import CrashReport
 
+import pytest
+
+pytestmark = pytest.mark.slow  # kills writer processes
+
 SESSION_ID = "crash-target"
 KILLS = int(os.environ.get("AGENTLOG_CRASH_KILLS") or 50)
 MAX_DELAY = float(os.environ.get("AGENTLOG_CRASH_MAX_DELAY") or 0.06)

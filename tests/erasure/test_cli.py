@@ -13,6 +13,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
+
+pytestmark = pytest.mark.slow  # every test runs the agentlog command in a process
+
 MISSING = "00000000-0000-4000-8000-000000000000"  # as long as a demo id
 
 

@@ -30,9 +30,12 @@ from tests.erasure.test_retention import generate
 if TYPE_CHECKING:
     from pathlib import Path
 
-pytestmark = pytest.mark.skipif(
-    not os.path.isdir("/proc/self"), reason="reads /proc to see the process frozen"
-)
+pytestmark = [
+    pytest.mark.slow,  # stops an agentlog process mid-run
+    pytest.mark.skipif(
+        not os.path.isdir("/proc/self"), reason="reads /proc to see the process frozen"
+    ),
+]
 
 SESSIONS = 20_000
 """10,000 old sessions: 100 batches, so the freeze nearly always finds most to go."""

@@ -187,6 +187,7 @@ def test_a_standard_stream_with_the_header_in_its_first_frame_is_read() -> None:
     assert decode(two).events == turn1()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not shutil.which("zstd"), reason="the zstd tool is not installed")
 @pytest.mark.parametrize(
     "tool", [["zstd", "-q", "-c"], ["pzstd", "-q", "-c", "-p", "2"]]

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # builds and installs a wheel
+
 fcntl = pytest.importorskip("fcntl")  # the shared build lock (POSIX)
 
 REPO = Path(__file__).resolve().parents[2]

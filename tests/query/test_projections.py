@@ -286,6 +286,7 @@ def pg_env() -> Iterator[dict[str, str]]:
     yield from postgres_schema_env()
 
 
+@pytest.mark.slow
 def test_a_projection_runner_process_keeps_the_views(pg_env: dict[str, str]) -> None:
     """PostgreSQL only: SQLite cannot subscribe, POPO memory is per process."""
     app = Sessions(env=pg_env)

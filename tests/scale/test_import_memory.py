@@ -22,6 +22,8 @@ import pytest
 
 from tests.scale.generate import write_log
 
+pytestmark = pytest.mark.slow  # measures agentlog processes' memory
+
 BOUND_MB = 300
 DEFAULT_EVENTS = 50_000
 FULL_EVENTS = int(os.environ.get("AGENTLOG_SCALE_EVENTS", "0"))

@@ -21,6 +21,8 @@ from tests.scale.test_import_memory import (
     measured,
 )
 
+pytestmark = pytest.mark.slow  # measures agentlog processes' memory
+
 
 def peak_mb(result: dict[str, object]) -> float:
     assert result["rc"] == 0, result["stderr"]

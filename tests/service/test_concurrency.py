@@ -53,6 +53,7 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield f"{PG_URL}?schema={schema}"
 
 
+@pytest.mark.slow
 def test_processes_with_retries_store_serial_histories(store_url: str) -> None:
     Sessions(store=store_url).close()  # tables first, so the race is on writes
     context = multiprocessing.get_context("spawn")

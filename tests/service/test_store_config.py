@@ -200,6 +200,7 @@ def _open_and_write(url: str, name: str) -> None:
     app.close()
 
 
+@pytest.mark.slow
 def test_threads_and_processes_open_one_schema_at_once(pg_schema: str) -> None:
     url = pg_url(pg_schema)
     errors: list[BaseException] = []

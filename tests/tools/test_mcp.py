@@ -24,6 +24,8 @@ from agentlog.application.model_tools import PROMPT_TEXT, TOOLS
 from agentlog.infrastructure.store import open_sessions
 from tests.tools.support import SECRETS, build
 
+pytestmark = pytest.mark.slow  # every test runs an agentlog mcp server in a process
+
 COMMAND = [sys.executable, "-m", "agentlog.infrastructure.cli", "mcp"]
 
 

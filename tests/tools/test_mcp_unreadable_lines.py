@@ -21,6 +21,9 @@ from tests.tools.test_mcp import store as store  # the fixture
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+
+pytestmark = pytest.mark.slow  # an agentlog mcp server in a process
+
 PARSE_ERROR = {"code": -32700, "message": "Parse error"}
 INVALID_REQUEST = {"code": -32600, "message": "Invalid Request"}
 BIG = 50_000_000

@@ -56,6 +56,7 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         from agentlog import Nope  # noqa: F401
 
 
+@pytest.mark.slow
 def test_importing_agentlog_imports_none_of_its_layers() -> None:
     loaded = subprocess.run(
         [

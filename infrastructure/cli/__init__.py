@@ -13,7 +13,7 @@ from agentlog.infrastructure.cli import reads, search, writes
 from agentlog.infrastructure.cli import erasure
 
 # isort: split
-from agentlog.infrastructure.cli import keys, mcp, migrate, schema
+from agentlog.infrastructure.cli import keys, mcp, migrate, schema, serve
 from agentlog.infrastructure.cli.program import cli, main
 
 __all__ = [
@@ -27,5 +27,6 @@ __all__ = [
     "reads",
     "schema",
     "search",
+    "serve",
     "writes",
 ]

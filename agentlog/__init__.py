@@ -17,6 +17,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # not typing's: importing typing alone takes milliseconds
 if TYPE_CHECKING:
+    from agentlog.application.agent_turns import AsyncStep, AsyncTurn, Step, Turn
     from agentlog.application.async_sessions import AsyncSessionQuery, AsyncSessions
     from agentlog.application.handle import SessionHandle
     from agentlog.application.model_tools import (
@@ -63,8 +64,10 @@ if TYPE_CHECKING:
         SurfaceIntentError,
         TitleError,
         TitleEventError,
+        UnknownEventTypeError,
         UnsupportedSessionFormatError,
     )
+    from agentlog.domain.step_output import ToolCall
     from agentlog.domain.title import TitleConfig
     from agentlog.infrastructure.formats.jsonl import export_session, import_log
     from agentlog.infrastructure.store import mask_url, open_sessions
@@ -73,6 +76,8 @@ _EXPORTS: dict[str, str] = {
     "AgentlogError": "agentlog.domain.errors",
     "AsyncSessionQuery": "agentlog.application.async_sessions",
     "AsyncSessions": "agentlog.application.async_sessions",
+    "AsyncStep": "agentlog.application.agent_turns",
+    "AsyncTurn": "agentlog.application.agent_turns",
     "CorruptSessionLogError": "agentlog.domain.errors",
     "EncryptionError": "agentlog.domain.errors",
     "EventNotFoundError": "agentlog.domain.errors",
@@ -106,6 +111,7 @@ _EXPORTS: dict[str, str] = {
     "SessionTitles": "agentlog.application.titles",
     "Sessions": "agentlog.application.sessions",
     "StaleSessionError": "agentlog.domain.errors",
+    "Step": "agentlog.application.agent_turns",
     "StoreNotFoundError": "agentlog.domain.errors",
     "StoreURLError": "agentlog.domain.errors",
     "StoreUnavailableError": "agentlog.domain.errors",
@@ -116,7 +122,10 @@ _EXPORTS: dict[str, str] = {
     "TitleEventError": "agentlog.domain.errors",
     "TitleProvider": "agentlog.application.titles",
     "TitleRequest": "agentlog.application.titles",
+    "ToolCall": "agentlog.domain.step_output",
     "ToolResult": "agentlog.application.model_tools",
+    "Turn": "agentlog.application.agent_turns",
+    "UnknownEventTypeError": "agentlog.domain.errors",
     "UnsupportedSessionFormatError": "agentlog.domain.errors",
     "anthropic_tools": "agentlog.application.model_tools",
     "export_session": "agentlog.infrastructure.formats.jsonl",
@@ -131,6 +140,8 @@ __all__ = [
     "AgentlogError",
     "AsyncSessionQuery",
     "AsyncSessions",
+    "AsyncStep",
+    "AsyncTurn",
     "CorruptSessionLogError",
     "EncryptionError",
     "EventFilter",
@@ -164,6 +175,7 @@ __all__ = [
     "SessionTitles",
     "Sessions",
     "StaleSessionError",
+    "Step",
     "StoreNotFoundError",
     "StoreURLError",
     "StoreUnavailableError",
@@ -174,7 +186,10 @@ __all__ = [
     "TitleEventError",
     "TitleProvider",
     "TitleRequest",
+    "ToolCall",
     "ToolResult",
+    "Turn",
+    "UnknownEventTypeError",
     "UnsupportedSessionFormatError",
     "anthropic_tools",
     "export_session",

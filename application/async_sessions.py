@@ -26,13 +26,15 @@ from agentlog.domain.errors import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+    from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
+    from agentlog.application.agent_turns import AsyncTurn, Unit
     from agentlog.application.erasure import Erasure, RetentionReport
     from agentlog.application.handle import SessionHandle
     from agentlog.application.query import SessionSummaryPage
     from agentlog.application.scope import Scope, ScopedSessionQuery
     from agentlog.domain.json import Envelope
+    from agentlog.domain.step_output import Content
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -283,6 +285,35 @@ class AsyncSessions:
         await self.run(self.app.close, handle)
         if handle is None and self._own_executor:
             self.executor.shutdown(wait=False)
+
+    def turn(
+        self,
+        session_id: str,
+        *,
+        user: Content | None = None,
+        source: Mapping[str, Any] | None = None,
+        trigger: Mapping[str, Any] | None = None,
+        unit: Unit = "step",
+        strict: bool = True,
+        create: bool = False,
+        cwd: str | None = None,
+        owner: str | None = None,
+    ) -> AsyncTurn:
+        """:meth:`Sessions.turn` for tasks: ``async with app.turn(id) as t:``."""
+        from agentlog.application.agent_turns import AsyncTurn
+
+        return AsyncTurn(
+            self,
+            session_id,
+            user=user,
+            source=source,
+            trigger=trigger,
+            unit=unit,
+            strict=strict,
+            create=create,
+            cwd=cwd,
+            owner=owner,
+        )
 
     def query(self, **options: Any) -> AsyncSessionQuery:
         """The read side, as coroutines, on the same pool."""

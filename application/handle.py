@@ -43,6 +43,11 @@ class SessionHandle:
         return self._aggregate.id
 
     @property
+    def app(self) -> Sessions:
+        """The application this handle belongs to."""
+        return self._app
+
+    @property
     def aggregate(self) -> Session:
         """The aggregate behind the handle (its pending events are unflushed)."""
         return self._aggregate

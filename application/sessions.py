@@ -77,7 +77,9 @@ if TYPE_CHECKING:
     from eventsourcing.persistence import Mapper
     from eventsourcing.utils import Environment, EnvType
 
+    from agentlog.application.agent_turns import Turn, Unit
     from agentlog.domain.json import Envelope
+    from agentlog.domain.step_output import Content
 
 CreatedObserver = Callable[["SessionHandle"], None]
 EventObserver = Callable[["SessionHandle", "Envelope"], None]
@@ -1213,6 +1215,43 @@ class Sessions(Application[str]):
         if aggregate.corruption is not None:
             raise aggregate.corruption
         return self.history.messages(aggregate, last=last)
+
+    def turn(
+        self,
+        session: str | SessionHandle,
+        *,
+        user: Content | None = None,
+        source: Mapping[str, Any] | None = None,
+        trigger: Mapping[str, Any] | None = None,
+        unit: Unit = "step",
+        strict: bool = True,
+        create: bool = False,
+        cwd: str | None = None,
+        owner: str | None = None,
+    ) -> Turn:
+        """A turn for an agent loop to write: ``with app.turn(id, user=...) as t:``.
+
+        agentlog numbers it and its steps, marks and pairs the events, and writes
+        each step (or, with ``unit="turn"``, the whole turn) as one unit of work
+        (docs/agents.md). Given a ``get_session`` handle instead of an id, it
+        writes on that handle and the loop flushes.
+        """
+        from agentlog.application.agent_turns import Turn
+
+        handle = session if isinstance(session, SessionHandle) else None
+        return Turn(
+            self,
+            session if isinstance(session, str) else session.id,
+            handle=handle,
+            user=user,
+            source=source,
+            trigger=trigger,
+            unit=unit,
+            strict=strict,
+            create=create,
+            cwd=cwd,
+            owner=owner,
+        )
 
 
 def _check_handle(handle: object, operation: str) -> None:

@@ -356,3 +356,11 @@ class LineTooLongError(LogImportError):
     def __init__(self, message: str, *, line: int, limit: int) -> None:
         super().__init__(message, line=line)
         self.limit = limit
+
+
+class UnknownEventTypeError(SessionError):
+    """A strict writer refused an undeclared type in a core family (docs/agents.md).
+
+    Without strictness such a type is a log-only plugin event, so a typo such as
+    ``user/mesage`` would never reach the history.
+    """

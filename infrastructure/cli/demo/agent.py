@@ -18,6 +18,7 @@ from agentlog.domain.pairing import is_tool_pairing_balanced
 from agentlog.domain.title import TitleConfig, plan_fallback_title
 
 if TYPE_CHECKING:
+    from agentlog.application.agent_turns import Step, Turn
     from agentlog.application.handle import SessionHandle
 
 ToolCall = tuple[str, Mapping[str, Any]]
@@ -52,23 +53,23 @@ def _pieces(text: str, count: int = 3) -> list[str]:
 class ScriptedAgent:
     """Writes a session the way an agent loop does, one method per loop action.
 
-    Each model step streams its output as ``assistant/chunk`` events, then records
-    the assembled ``assistant/message`` citing those chunks, then one ``tool/call``
-    per requested call; results cite their call. Every append goes through the
-    public :meth:`SessionHandle.append`, so every rule of the spec is checked.
+    Turns and steps go through the turn writer (``app.turn(handle)``,
+    docs/agents.md) on the live handle: it numbers them, cites each step's chunks
+    from its assistant message and each call from its result. Each model step
+    streams its output as ``assistant/chunk`` events, then records the assembled
+    ``assistant/message``, then one ``tool/call`` per requested call. Compaction,
+    which the writer leaves to plugins, appends through the public
+    :meth:`SessionHandle.append`. The caller flushes, as a ``get_session`` loop does.
     """
 
     def __init__(self, handle: SessionHandle) -> None:
         self.handle = handle
-        events = handle.events
-        self.turn = max(
-            (e["data"]["turn"] for e in events if e["type"] == "turn/start"), default=0
-        )
-        self._calls = sum(1 for e in events if e["type"] == "tool/call")
+        self._calls = sum(1 for e in handle.events if e["type"] == "tool/call")
+        self.turn = 0
         self.step = 0
         self.prompt_seq = -1
-        self.pending: dict[str, int] = {}
-        """Tool calls of the open step that have no result yet: call id -> seq."""
+        self._turn: Turn | None = None
+        self._step: Step | None = None
 
     def append(
         self,
@@ -86,43 +87,53 @@ class ScriptedAgent:
         )
         return int(event["seq"])
 
+    def _open_turn(self) -> Turn:
+        if self._turn is None:
+            msg = "no turn is open: call start_turn first"
+            raise SessionError(msg)
+        return self._turn
+
+    def _open_step(self) -> Step:
+        if self._step is None:
+            msg = "no step is open: call model_step first"
+            raise SessionError(msg)
+        return self._step
+
     # ------------------------------------------------------------------ turns
 
     def start_turn(self, prompt: str) -> None:
         """A drained user prompt opens a turn and joins the surface."""
-        self.turn += 1
+        self._turn = self.handle.app.turn(self.handle, user=prompt).open()
+        self.turn = self._turn.number
         self.step = 0
-        trigger = {"kind": "message", "source": USER}
-        self.append("turn/start", {"turn": self.turn, "trigger": trigger})
-        content = [text_block(prompt)]
-        self.prompt_seq = self.append(
-            "user/message", {"content": content, "source": USER}, "append"
-        )
+        self.prompt_seq = self._turn.user_seq if self._turn.user_seq is not None else -1
 
     def end_turn(self, reason: str = "completed") -> int:
-        return self.append("turn/end", {"turn": self.turn, "reason": {"kind": reason}})
+        turn = self._open_turn()
+        turn.end(reason)
+        turn.close()
+        self._turn = None
+        assert turn.end_seq is not None
+        return turn.end_seq
 
     def inject_context(self, text: str, plugin: str) -> None:
         """Context a plugin adds (not a prompt): the model sees it in an envelope."""
-        source = {"kind": "plugin", "plugin": plugin}
-        data = {"content": [text_block(text)], "source": source}
-        self.append("context/message", data, "append")
+        self._open_turn().context(text, plugin=plugin)
 
     def steer(self, text: str) -> None:
         """The user steers a running turn between two steps."""
-        data = {"turn": self.turn, "content": [text_block(text)], "source": USER}
-        self.append("steering/message", data, "append")
+        self._open_turn().steer(text)
 
     def write_todos(self, *items: tuple[str, str]) -> None:
         todos = [{"content": content, "status": status} for content, status in items]
-        self.append("todo/write", {"todos": todos})
+        self._open_turn().event("todo/write", {"todos": todos})
 
     def title(self) -> str | None:
         """The fallback title of the first prompt, if the session has none yet."""
         data = plan_fallback_title(self.handle.events, TITLE_CONFIG)
         if data is None:
             return None
-        self.append("session/title", data)
+        self._open_turn().event("session/title", data)
         return str(data["title"])
 
     # ------------------------------------------------------------------ steps
@@ -135,31 +146,29 @@ class ScriptedAgent:
         calls: Sequence[ToolCall] = (),
     ) -> list[str]:
         """Open a step, stream the model's output, record it; returns the call ids."""
-        self.step += 1
-        where = {"turn": self.turn, "step": self.step}
-        self.append("step/start", where)
-        chunks: list[int] = []
+        step = self._open_turn().step()
+        step.__enter__()
+        self._step = step
+        self.step = step.number
         blocks: list[dict[str, Any]] = []
-
-        def chunk(body: dict[str, Any]) -> None:
-            chunks.append(self.append("assistant/chunk", {**where, "chunk": body}))
-
         for kind, value in (("reasoning", reasoning), ("text", text)):
             if value is None:
                 continue
             index = len(blocks)
-            chunk({"type": "block-start", "index": index, "blockType": kind})
+            step.chunk({"type": "block-start", "index": index, "blockType": kind})
             for piece in _pieces(value):
-                chunk({"type": f"{kind}-delta", "index": index, "text": piece})
+                step.chunk({"type": f"{kind}-delta", "index": index, "text": piece})
             blocks.append({"type": kind, "text": value})
-            chunk({"type": "block-end", "index": index, "block": blocks[-1]})
-        calls_made: list[tuple[str, dict[str, Any]]] = []
+            step.chunk({"type": "block-end", "index": index, "block": blocks[-1]})
+        call_ids: list[str] = []
         for name, arguments in calls:
             self._calls += 1
             call_id = f"call_{self._calls}"
             index = len(blocks)
             raw = dumps(dict(arguments)).decode()
-            chunk({"type": "block-start", "index": index, "blockType": "tool-call"})
+            step.chunk(
+                {"type": "block-start", "index": index, "blockType": "tool-call"}
+            )
             half = len(raw) // 2
             for number, piece in enumerate((raw[:half], raw[half:])):
                 delta: dict[str, Any] = {
@@ -169,45 +178,30 @@ class ScriptedAgent:
                 }
                 if number == 0:
                     delta["name"] = name
-                chunk({**delta, "argumentsDelta": piece})
+                step.chunk({**delta, "argumentsDelta": piece})
             block = {"type": "tool-call", "id": call_id, "name": name, "arguments": raw}
             blocks.append(block)
-            calls_made.append((call_id, block))
-            chunk({"type": "block-end", "index": index, "block": block})
+            call_ids.append(call_id)
+            step.chunk({"type": "block-end", "index": index, "block": block})
         usage = {
             "inputTokens": 900 + 250 * self.step,
             "outputTokens": 40 + sum(len(dumps(block)) // 4 for block in blocks),
             "cacheReadTokens": 2048,
         }
-        chunk({"type": "usage", "usage": usage})
+        step.chunk({"type": "usage", "usage": usage})
         finish = "tool-calls" if calls else "stop"
-        chunk({"type": "finish", "reason": {"kind": finish}})
-        message = {**where, "content": blocks, "usage": usage}
-        self.append("assistant/message", message, "append", chunks)
-        for call_id, block in calls_made:
-            call = {
-                **where,
-                "callId": call_id,
-                "name": block["name"],
-                "arguments": block["arguments"],
-            }
-            self.pending[call_id] = self.append("tool/call", call)
-        return [call_id for call_id, _ in calls_made]
+        step.chunk({"type": "finish", "reason": {"kind": finish}})
+        step.assistant(content=blocks, usage=usage)
+        step.tool_calls  # noqa: B018 - writes the message and its calls now
+        return call_ids
 
     def tool_result(self, call_id: str, output: str, *, is_error: bool = False) -> None:
         """A tool finished: its result joins the surface and cites its call."""
-        call_seq = self.pending.pop(call_id)
-        data = {
-            "turn": self.turn,
-            "step": self.step,
-            "callId": call_id,
-            "content": [text_block(output)],
-            "isError": is_error,
-        }
-        self.append("tool/result", data, "append", [call_seq])
+        self._open_step().tool_result(call_id, output, is_error=is_error)
 
     def end_step(self) -> None:
-        self.append("step/end", {"turn": self.turn, "step": self.step})
+        self._open_step().__exit__(None, None, None)
+        self._step = None
 
     # ------------------------------------------------------------- compaction
 

@@ -141,13 +141,13 @@ def pytest_collection_modifyitems(
 ) -> None:
     """The two tiers (see docs/testing.md#the-two-tiers).
 
-    The PostgreSQL leg of every backend matrix is ``slow``; the default run
+    Every test whose id names PostgreSQL (the PostgreSQL leg of each backend
+    matrix, ``TestPostgres…`` cases, ``test_postgres_…``) is ``slow``; the default run
     deselects ``slow`` tests unless ``--full`` or a ``-m`` expression says
     otherwise. ``quarantine`` tests run only when ``-m`` names them.
     """
     for item in items:
-        callspec = getattr(item, "callspec", None)
-        if callspec is not None and "postgres" in callspec.params.values():
+        if "postgres" in item.nodeid.lower():
             item.add_marker(pytest.mark.slow)
     marks = config.getoption("markexpr")
     if "quarantine" not in marks:

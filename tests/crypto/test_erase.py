@@ -103,6 +103,7 @@ def test_retention_forgets_the_keys_of_what_it_erases(
         app.close()
 
 
+@pytest.mark.slow
 def test_cli_erase_shreds_and_leaves_no_key_bytes(
     crypto_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -94,6 +94,7 @@ def test_rotation_leaves_no_old_wrapping_in_the_sqlite_files(tmp_path: Path) -> 
         store.close()
 
 
+@pytest.mark.slow
 def test_the_cli_rotates_a_stores_keys(
     crypto_env: dict[str, str], open_app: Callable[..., Sessions], tmp_path: Path
 ) -> None:

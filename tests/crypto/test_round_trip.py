@@ -149,6 +149,7 @@ def test_export_import_is_byte_identical(open_app: Callable[..., Sessions]) -> N
     assert_sealed(raw_rows(reader, "s2"))
 
 
+@pytest.mark.slow
 def test_a_long_import_streams_sealed_batches(
     open_app: Callable[..., Sessions],
 ) -> None:

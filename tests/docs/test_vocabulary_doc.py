@@ -4,6 +4,7 @@ accepts what the store accepts and refuses what it refuses."""
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,9 @@ def test_write_and_main_write_both_files(tmp_path: Path) -> None:
     assert main([]) == 2
 
 
+@cache
 def _validator() -> Any:
+    """One validator for the whole module: building it checks the schema (seconds)."""
     schema = vocabulary_json_schema()
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)

@@ -79,6 +79,7 @@ def test_our_format_is_stored_exactly_and_exports_the_same_bytes(
     assert export_session(app, "s1") == data
 
 
+@pytest.mark.slow
 def test_twenty_thousand_deep_data_and_lone_surrogates_round_trip() -> None:
     deep = b"[" * 20_000 + b"]" * 20_000
     line = (

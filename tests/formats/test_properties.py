@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -81,6 +82,7 @@ headers = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(header=headers, events=event_lists(), compress=st.booleans())
 def test_any_log_round_trips_byte_identically(
@@ -130,6 +132,7 @@ def assert_clear_outcome(data: bytes) -> None:
         )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     bad=st.lists(bad_lines, min_size=1, max_size=3),
@@ -150,6 +153,7 @@ def test_malformed_lines_are_clear_errors(
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(data=st.binary(max_size=200))
 def test_arbitrary_bytes_are_clear_errors(data: bytes) -> None:
@@ -159,6 +163,7 @@ def test_arbitrary_bytes_are_clear_errors(data: bytes) -> None:
     detect_format(data)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(header=json_values.map(dumps), tail=st.binary(max_size=20))
 def test_arbitrary_headers_are_clear_errors(header: bytes, tail: bytes) -> None:

@@ -68,6 +68,7 @@ def check_rejected(case: Case, attempt: Callable[[], object]) -> None:
         assert str(caught.value) == message
 
 
+@pytest.mark.slow
 @settings(
     max_examples=25,
     deadline=None,
@@ -111,6 +112,7 @@ def test_invalid_appends_change_nothing_on_every_backend(
             app.close()
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(generated=invalid_cases())
 def test_invalid_appends_change_nothing_on_the_aggregate(

@@ -2,8 +2,8 @@
 
 ``TS(1)`` is a ``turn/start``, ``U("hi")`` a user prompt, ``A("hello")`` an assistant
 message, ``Acall("c1")`` one asking for a tool, ``C``/``R`` the tool call and result,
-``Rep(0, 1, [0, 1])`` a replace. Each builder returns an :class:`Append`: the
-arguments of one ``append`` call, which is also a ``(type, data, surface_op,
+``Rep(0, 1, [0, 1])`` a replace. Each builder returns an
+:class:`agentlog.testing.Append`: the arguments of one ``append`` call, which is also a ``(type, data, surface_op,
 source_event_seqs)`` tuple. :func:`log` turns a list of them into the envelopes a
 session would record, for the pure functions that read logs; the scenario harness
 (``tests/scenarios/harness.py``) appends them to a session.
@@ -15,9 +15,10 @@ both read naturally; no parts is empty content.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from agentlog.domain.session import Session
+from agentlog.testing import Append
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -27,35 +28,6 @@ if TYPE_CHECKING:
 
 USER: dict[str, Any] = {"kind": "user"}
 PLUGIN: dict[str, Any] = {"kind": "plugin", "plugin": "watcher"}
-
-
-class Append(NamedTuple):
-    """One ``append`` call: type, data and the optional surface intent."""
-
-    type: str
-    data: Any
-    surface_op: Any = None
-    source_event_seqs: Any = None
-
-    def to(self, session: Session) -> Envelope:
-        return session.append(
-            self.type,
-            self.data,
-            surface_op=self.surface_op,
-            source_event_seqs=self.source_event_seqs,
-        )
-
-    def envelope(self, seq: int, time: int = 1234) -> Envelope:
-        """The event this append records at ``seq`` (for seeds and expectations)."""
-        env: Envelope = {"type": self.type, "seq": seq, "time": time, "data": self.data}
-        if self.source_event_seqs is not None:
-            env["sourceEventSeqs"] = self.source_event_seqs
-        if self.surface_op is not None:
-            env["surfaceOp"] = self.surface_op
-        return env
-
-    def with_intent(self, surface_op: Any = None, sources: Any = None) -> Append:
-        return Append(self.type, self.data, surface_op, sources)
 
 
 def event(seq: int, item: Append, time: int = 1000) -> Envelope:

@@ -1,21 +1,21 @@
 """Aggregate scenarios: given these events, when this command, then these events.
 
-The scenarios' notation (``TS(1)``, ``U("hi")``, ``Rep(0, 1, [0, 1])`` …) comes from
-:mod:`tests.builders`, re-exported here. A builder is an ``Append``: the arguments of
-one ``Session.append`` call. ``Scenario`` runs them against a bare aggregate and
-checks the new events — or the exact error and that nothing was recorded.
+The kit is :mod:`agentlog.testing` (docs/testing.md); the scenarios' notation
+(``TS(1)``, ``U("hi")``, ``Rep(0, 1, [0, 1])`` …) comes from :mod:`tests.builders`,
+re-exported here with the kit. A builder is an ``Append``: the arguments of one
+``Session.append`` call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from agentlog.domain.json import Envelope, copy_json
-from agentlog.domain.session import Session
+from agentlog import testing
+from agentlog.domain.json import Envelope
+from agentlog.testing import FIXED_TIME, SessionsScenario, without_time
 from tests.builders import (
     SE,
     SS,
@@ -47,6 +47,7 @@ __all__ = [
     "R",
     "Rep",
     "Scenario",
+    "SessionsScenario",
     "U",
     "add",
     "call_block",
@@ -60,68 +61,21 @@ def add(target: Any, *appends: Append) -> list[Envelope]:
     return [append.to(target) for append in appends]
 
 
-def strip_time(events: Sequence[Envelope]) -> list[Envelope]:
-    return [{k: v for k, v in e.items() if k != "time"} for e in events]
+strip_time = without_time
 
 
-@dataclass
-class Scenario:
-    """``Scenario().given(...).when(...).then(...)`` over one bare aggregate."""
+class Scenario(testing.Scenario):
+    """The kit's aggregate scenario with the turn invariants off unless asked:
+    most of our scenarios check one rule family alone."""
 
-    invariants: bool = False
-    session_id: str = "s"
-    clock: Callable[[], int] = field(default=lambda: 1234)
-    session: Session = field(init=False)
-    history: list[Envelope] = field(default_factory=list)
-    new: list[Envelope] = field(default_factory=list)
-    error: BaseException | None = None
-    result: Any = None
-
-    def __post_init__(self) -> None:
-        self.session = Session.create(
-            self.session_id, invariants=self.invariants, clock=self.clock
-        )
-
-    def given(self, *appends: Append) -> Scenario:
-        for append in appends:
-            self.history.append(append.to(self.session))
-        return self
-
-    def when(self, command: Callable[[Session], Any] | Append) -> Scenario:
-        before = self.session.seq
-        state_before = copy_json(self.session.decision_state())
-        command_fn = command.to if isinstance(command, Append) else command
-        try:
-            self.result = command_fn(self.session)
-        except Exception as error:
-            self.error = error
-            assert self.session.seq == before, "a rejected command recorded events"
-            assert self.session.decision_state() == state_before, (
-                "a rejected command changed the decision state"
-            )
-        self.new = [
-            e.envelope
-            for e in self.session.pending_events[1 + len(self.history) :]
-            if hasattr(e, "envelope")
-        ]
-        return self
-
-    def then(self, *expected: Envelope) -> Scenario:
-        if self.error is not None:
-            raise AssertionError(f"expected events, got {self.error!r}")
-        assert strip_time(self.new) == strip_time(list(expected))
-        return self
-
-    def then_error(self, error_type: type[BaseException], message: str) -> Scenario:
-        assert self.error is not None, f"expected {error_type.__name__}, got events"
-        assert isinstance(self.error, error_type), repr(self.error)
-        assert str(self.error) == message
-        assert self.new == []
-        return self
-
-    @property
-    def events(self) -> list[Envelope]:
-        return self.history + self.new
+    def __init__(
+        self,
+        *,
+        invariants: bool = False,
+        session_id: str = "s",
+        clock: Callable[[], int] = lambda: FIXED_TIME,
+    ) -> None:
+        super().__init__(invariants=invariants, session_id=session_id, clock=clock)
 
 
 def raises_exactly(error_type: type[BaseException], message: str) -> Any:

@@ -52,7 +52,7 @@ def test_core_002_seqs_equal_list_index() -> None:
 
 
 def test_core_003_a_callable_in_data_is_rejected() -> None:
-    Scenario().when(user_with(lambda: 1)).then_error(NonJsonDataError, NON_JSON)
+    Scenario().when(user_with(lambda: 1)).then_raises(NonJsonDataError, NON_JSON)
 
 
 @pytest.mark.parametrize(
@@ -70,17 +70,17 @@ def test_core_003_a_callable_in_data_is_rejected() -> None:
     ],
 )
 def test_core_004_non_json_values_are_rejected(value: object) -> None:
-    Scenario().when(user_with(value)).then_error(NonJsonDataError, NON_JSON)
+    Scenario().when(user_with(value)).then_raises(NonJsonDataError, NON_JSON)
 
 
 def test_core_005_a_non_str_key_anywhere_is_rejected() -> None:
-    Scenario().when(user_with({"deep": [{1: "a"}]})).then_error(
+    Scenario().when(user_with({"deep": [{1: "a"}]})).then_raises(
         NonJsonDataError, NON_JSON
     )
 
 
 def test_core_006_a_callable_at_depth_3_is_rejected() -> None:
-    Scenario().when(user_with({"a": [print]})).then_error(NonJsonDataError, NON_JSON)
+    Scenario().when(user_with({"a": [print]})).then_raises(NonJsonDataError, NON_JSON)
 
 
 def test_core_007_self_containing_containers_are_rejected() -> None:
@@ -88,8 +88,8 @@ def test_core_007_self_containing_containers_are_rejected() -> None:
     cyclic_dict["self"] = cyclic_dict
     cyclic_list: list[Any] = []
     cyclic_list.append(cyclic_list)
-    Scenario().when(user_with(cyclic_dict)).then_error(NonJsonDataError, NON_JSON)
-    Scenario().when(user_with(cyclic_list)).then_error(NonJsonDataError, NON_JSON)
+    Scenario().when(user_with(cyclic_dict)).then_raises(NonJsonDataError, NON_JSON)
+    Scenario().when(user_with(cyclic_list)).then_raises(NonJsonDataError, NON_JSON)
 
 
 def test_core_008_shared_aliases_are_accepted() -> None:
@@ -117,7 +117,7 @@ class Colour(StrEnum):
 
 @pytest.mark.parametrize("value", [OrderedDict(a=1), Colour.RED])
 def test_core_010_subclasses_of_json_types_are_rejected(value: object) -> None:
-    Scenario().when(user_with(value)).then_error(NonJsonDataError, NON_JSON)
+    Scenario().when(user_with(value)).then_raises(NonJsonDataError, NON_JSON)
 
 
 def test_core_011_caller_mutation_after_append_never_reaches_the_log() -> None:
@@ -198,7 +198,7 @@ def test_core_016_returned_event_equals_the_log_and_has_no_markers_when_log_only
     ],
 )
 def test_core_017_018_surface_types_require_a_marker(event_type: str) -> None:
-    Scenario().when(Append(event_type, {"content": []})).then_error(
+    Scenario().when(Append(event_type, {"content": []})).then_raises(
         SurfaceIntentError,
         f'session event "{event_type}" is surface-eligible and requires a surfaceOp '
         "marker",
@@ -206,7 +206,7 @@ def test_core_017_018_surface_types_require_a_marker(event_type: str) -> None:
 
 
 def test_core_019_provenance_without_surface_op_is_still_missing_a_marker() -> None:
-    Scenario().when(U("x").with_intent(None, [0])).then_error(
+    Scenario().when(U("x").with_intent(None, [0])).then_raises(
         SurfaceIntentError,
         'session event "user/message" is surface-eligible and requires a surfaceOp '
         "marker",
@@ -214,14 +214,14 @@ def test_core_019_provenance_without_surface_op_is_still_missing_a_marker() -> N
 
 
 def test_core_020_the_json_rule_is_checked_before_the_marker() -> None:
-    Scenario().when(Append("user/message", {"x": {1, 2}})).then_error(
+    Scenario().when(Append("user/message", {"x": {1, 2}})).then_raises(
         NonJsonDataError, NON_JSON
     )
 
 
 def test_core_021_future_provenance_is_rejected_at_append() -> None:
     # docs/events.md#the-append-pipeline: stricter than the seed, which recorded [3, 5, 7] verbatim.
-    Scenario().when(A("x").with_intent("append", [3, 5, 7])).then_error(
+    Scenario().when(A("x").with_intent("append", [3, 5, 7])).then_raises(
         SurfaceError,
         "sourceEventSeqs must reference earlier events: 3 >= current seq 0",
     )
@@ -247,11 +247,11 @@ def test_core_023_caller_mutation_of_a_replace_never_reaches_the_log() -> None:
 
 
 def test_core_024_log_only_types_cannot_carry_markers() -> None:
-    Scenario().when(TE(1).with_intent("append")).then_error(
+    Scenario().when(TE(1).with_intent("append")).then_raises(
         SurfaceIntentError,
         'session event "turn/end" is not surface-eligible and cannot carry surfaceOp',
     )
-    Scenario().when(TE(1).with_intent(None, [0])).then_error(
+    Scenario().when(TE(1).with_intent(None, [0])).then_raises(
         SurfaceIntentError,
         'session event "turn/end" is not surface-eligible and cannot carry '
         "sourceEventSeqs",
@@ -259,10 +259,10 @@ def test_core_024_log_only_types_cannot_carry_markers() -> None:
 
 
 def test_core_025_malformed_surface_ops_are_rejected() -> None:
-    Scenario().when(U("x").with_intent("bogus")).then_error(
+    Scenario().when(U("x").with_intent("bogus")).then_raises(
         SurfaceIntentError, 'session event "user/message" carries an invalid surfaceOp'
     )
-    Scenario().when(U("x").with_intent({"op": "replace", "start": 0})).then_error(
+    Scenario().when(U("x").with_intent({"op": "replace", "start": 0})).then_raises(
         SurfaceIntentError,
         'session event "user/message" carries an invalid replace surfaceOp',
     )
@@ -280,13 +280,13 @@ def test_core_026_empty_provenance_only_on_assistant_messages() -> None:
             "surfaceOp": "append",
         }
     )
-    Scenario().when(U("x").with_intent("append", [])).then_error(
+    Scenario().when(U("x").with_intent("append", [])).then_raises(
         SurfaceError, "sourceEventSeqs must not be empty except on assistant/message"
     )
-    Scenario().given(U("a")).when(A("x").with_intent("append", [0, 0])).then_error(
+    Scenario().given(U("a")).when(A("x").with_intent("append", [0, 0])).then_raises(
         SurfaceError, "sourceEventSeqs must not contain duplicates"
     )
-    Scenario().when(A("x").with_intent("append", [0])).then_error(
+    Scenario().when(A("x").with_intent("append", [0])).then_raises(
         SurfaceError,
         "sourceEventSeqs must reference earlier events: 0 >= current seq 0",
     )

@@ -142,19 +142,19 @@ def test_core_035_positions_not_seq_values_order_a_range() -> None:
 
 
 def test_core_036_an_unknown_start_is_rejected_at_append() -> None:
-    Scenario().given(U("a")).when(Rep(5, 0, [5, 0])).then_error(
+    Scenario().given(U("a")).when(Rep(5, 0, [5, 0])).then_raises(
         SurfaceError, "surface replace: start seq 5 not found in surface"
     )
 
 
 def test_core_037_an_unknown_end_is_rejected_at_append() -> None:
-    Scenario().given(U("a")).when(Rep(0, 99, [0])).then_error(
+    Scenario().given(U("a")).when(Rep(0, 99, [0])).then_raises(
         SurfaceError, "surface replace: end seq 99 not found in surface"
     )
 
 
 def test_core_038_a_start_after_its_end_is_rejected_at_append() -> None:
-    Scenario().given(U("a"), U("b")).when(Rep(1, 0, [1, 0])).then_error(
+    Scenario().given(U("a"), U("b")).when(Rep(1, 0, [1, 0])).then_raises(
         SurfaceError,
         "surface replace: start seq 1 (index 1) is after end seq 0 (index 0)",
     )
@@ -162,14 +162,14 @@ def test_core_038_a_start_after_its_end_is_rejected_at_append() -> None:
 
 def test_core_039_a_shadowed_start_is_rejected_at_append() -> None:
     scenario = Scenario().given(U("a"), U("b"), U("c"), Rep(0, 1, [0, 1]))
-    scenario.when(Rep(0, 0, [0])).then_error(
+    scenario.when(Rep(0, 0, [0])).then_raises(
         SurfaceError, "surface replace: start seq 0 not found in surface"
     )
     assert nodes(scenario) == [3, 2]
 
 
 def test_core_040_a_log_only_start_is_rejected_at_append() -> None:
-    Scenario().given(TS(1), U("a")).when(Rep(0, 1, [0, 1])).then_error(
+    Scenario().given(TS(1), U("a")).when(Rep(0, 1, [0, 1])).then_raises(
         SurfaceError, "surface replace: start seq 0 not found in surface"
     )
 
@@ -200,7 +200,7 @@ def test_core_043_a_replace_without_provenance_is_rejected_at_append() -> None:
         surface_op={"op": "replace", "start": 0, "end": 2},
     )
     scenario = Scenario().given(U("a"), U("b"), U("c")).when(compact)
-    scenario.then_error(
+    scenario.then_raises(
         SurfaceError,
         "surface replace: sourceEventSeqs must include every shadowed surface node; "
         "missing 0, 1, 2",

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from agentlog.infrastructure.web.html import (
     as_json,
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from agentlog.application.search_models import SearchSessionPage
     from agentlog.domain.json import Envelope
 
+STEP_SHOWN = 300
+"""Surface events a step page lists (the last ones); the API gives them all."""
 FILTERS = (
     ("cwd", "cwd"),
     ("owner", "owner"),
@@ -120,7 +123,13 @@ def _highlighted(snippet: str, highlights: list[list[int]]) -> str:
 
 def event_page(sid: str, event: Envelope, trace: SessionEventTrace | None) -> str:
     seq = event["seq"]
-    links = ""
+    sources = event.get("sourceEventSeqs")
+    links = (
+        "<dl class=meta><dt>sources</dt><dd>"
+        + (", ".join(event_link(sid, v) for v in sources) if sources else "—")
+        + "</dd></dl><p class=empty>The log is too long to trace replacements "
+        "here; <code>agentlog trace-event</code> does.</p>"
+    )
     if trace is not None:
 
         def seqs(values: list[int]) -> str:
@@ -154,11 +163,19 @@ def event_page(sid: str, event: Envelope, trace: SessionEventTrace | None) -> st
 
 def step_page(sid: str, step: Step) -> str:
     added = set(step.added)
+    shown = step.events[-STEP_SHOWN:]
     items = "".join(
         f'<li class="{"added" if e["seq"] in added else ""}">'
         f"{event_link(sid, e['seq'])} <b>{text(e['type'])}</b>{_summary_of(e)}</li>"
-        for e in step.events
+        for e in shown
     )
+    hidden = len(step.events) - len(shown)
+    if hidden:
+        api = f"/api/sessions/{quote(sid, safe='')}/messages?at={step.seq}"
+        items = (
+            f"<li class=empty>{hidden} earlier surface events: "
+            f"{link(api, 'all as JSON')}</li>{items}"
+        )
     removed = ", ".join(f"#{s}" for s in step.removed) or "nothing"
     since = f"#{step.previous}" if step.previous is not None else "the start"
     steps = [link(session_url(sid), "session")]

@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 LISTING_PAGE = 50
 TIMELINE_PAGE = 200
 CONVERSATION_PAGE = 100
+TRACE_MAX = 20_000
+"""An event trace folds the whole log: longer sessions show the event's own links."""
 POLL_SECONDS = 0.5
 HEARTBEAT_SECONDS = 15.0
 STATIC = {"viewer.css": "text/css", "viewer.js": "text/javascript"}
@@ -138,12 +140,13 @@ def build_app(browser: Browser, *, token: str | None = None) -> Guard:
         sid = session_id(request)
         seq = api.integer_path(request, "seq")
         target = browser.event(sid, seq)
-        try:
-            trace = browser.trace_event(sid, seq)
-        except SessionQueryError as error:
-            if error.code != SessionQueryError.INVALID_SURFACE:
-                raise
-            trace = None
+        trace = None
+        if browser.summary(sid).event_count <= TRACE_MAX:
+            try:
+                trace = browser.trace_event(sid, seq)
+            except SessionQueryError as error:
+                if error.code != SessionQueryError.INVALID_SURFACE:
+                    raise
         return pages.event_page(sid, target, trace)
 
     def step(request: Request) -> str:
@@ -207,6 +210,7 @@ def build_app(browser: Browser, *, token: str | None = None) -> Guard:
         Route("/s/{id}/live", live),
         Route("/static/{name}", static),
         Route("/api", api_index),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
         *api_routes,
     ]
     return Guard(Starlette(routes=routes), token)

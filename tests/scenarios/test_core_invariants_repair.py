@@ -28,6 +28,7 @@ from tests.scenarios.harness import (
     Append,
     C,
     R,
+    SessionsScenario,
     U,
     add,
     chunk,
@@ -55,12 +56,13 @@ def snapshot(app: Sessions, handle: SessionHandle) -> Any:
 def rejects(
     app: Sessions, handle: SessionHandle, append: Append, message: str
 ) -> InvariantError:
+    """The kit's scenario on the live handle, plus everything else it must keep."""
     before = snapshot(app, handle)
-    with raises_exactly(InvariantError, message) as caught:
-        add(handle, append)
-    assert caught.value.code == "INVARIANT"
+    scenario = SessionsScenario(app, handle.id).when(append)
+    scenario.then_raises(InvariantError, message, code="INVARIANT")
     assert snapshot(app, handle) == before
-    return caught.value
+    assert isinstance(scenario.error, InvariantError)
+    return scenario.error
 
 
 def violated(detail: str) -> str:
@@ -164,8 +166,8 @@ def test_core_127_to_139_violations_are_rejected_with_the_spec_text(
     add(handle, *given)
     rejects(app, handle, command, violated(detail))
     # The same append is a rule of I only: st records it.
-    unchecked = make_app(invariants=False).create_session(session_id="st")
-    add(unchecked, *given, command)
+    unchecked = SessionsScenario(make_app(invariants=False), "st").given(*given)
+    unchecked.when(command).then(command)
 
 
 OUTSIDE = [
@@ -279,8 +281,7 @@ def test_core_146_a_rejected_append_changes_nothing_and_the_next_one_passes(
     app.flush(handle)
     add(handle, Acall("c1"), C("c1"))  # stored and pending events both
     before = snapshot(app, handle)
-    with pytest.raises(InvariantError):
-        add(handle, command)
+    SessionsScenario(app, "r").when(command).then_raises(InvariantError)
     assert snapshot(app, handle) == before
     recorded = add(handle, R("c1"), SE(1, 1), TE(1))
     assert [e["seq"] for e in recorded] == [5, 6, 7]

@@ -35,6 +35,7 @@ from tests.scenarios.harness import (
     Append,
     C,
     Rep,
+    SessionsScenario,
     U,
     add,
     raises_exactly,
@@ -374,13 +375,13 @@ def test_core_091_any_turn_end_reason_is_a_boundary(
 
 def test_core_092_boundary_0_of_an_empty_source(make_app: MakeApp) -> None:
     app = make_app(invariants=False)
-    app.create_session(session_id="empty")
-    with raises_exactly(
+    SessionsScenario(app, "empty").given().when(
+        lambda sessions, sid: sessions.fork(sid, boundary=0, child_session_id="never")
+    ).then_raises(
         SessionForkError,
         'fork boundary 0 does not exist in session "empty" (last seq: none)',
-    ) as caught:
-        app.fork("empty", boundary=0, child_session_id="never")
-    assert caught.value.code == "INVALID_BOUNDARY"
+        code="INVALID_BOUNDARY",
+    )
     assert app.live_session("never") is None
 
 
@@ -391,26 +392,24 @@ def test_core_093_boundaries_must_be_safe_non_negative_ints(
     make_app: MakeApp, boundary: object, shown: str
 ) -> None:
     app = make_app(invariants=False)
-    source = app.create_session(session_id="parent")
-    add(source, TS(1), U("x"), TE(1))
-    with raises_exactly(
+    SessionsScenario(app, "parent").given(TS(1), U("x"), TE(1)).when(
+        lambda sessions, sid: sessions.fork(sid, boundary=boundary)
+    ).then_raises(
         SessionForkError,
         'fork boundary for session "parent" must be a non-negative safe integer, '
         f"got {shown}",
-    ) as caught:
-        app.fork("parent", boundary=boundary)
-    assert caught.value.code == "INVALID_BOUNDARY"
+        code="INVALID_BOUNDARY",
+    )
 
 
 def test_core_094_a_boundary_past_the_end(make_app: MakeApp) -> None:
     app = make_app(invariants=False)
-    source = app.create_session(session_id="parent")
-    add(source, TS(1), U("x"), TE(1))
-    with raises_exactly(
+    SessionsScenario(app, "parent").given(TS(1), U("x"), TE(1)).when(
+        lambda sessions, sid: sessions.fork(sid, boundary=3)
+    ).then_raises(
         SessionForkError,
         'fork boundary 3 does not exist in session "parent" (last seq: 2)',
-    ):
-        app.fork("parent", boundary=3)
+    )
 
 
 def test_core_095_missing_sources(make_app: MakeApp) -> None:
@@ -449,36 +448,38 @@ def test_core_097_the_boundary_must_be_a_turn_end(
     make_app: MakeApp, boundary: int, event_type: str
 ) -> None:
     app = make_app(invariants=False)
-    source = app.create_session(session_id="src")
-    add(source, TS(1), SS(1, 1), U("x"), Acall("c1"), C("c1"))
-    with raises_exactly(
+    source = SessionsScenario(app, "src")
+    source.given(TS(1), SS(1, 1), U("x"), Acall("c1"), C("c1")).when(
+        lambda sessions, sid: sessions.fork(sid, boundary=boundary)
+    ).then_raises(
         SessionForkError,
         f'fork boundary {boundary} in session "src" must be turn/end, got {event_type}',
-    ) as caught:
-        app.fork("src", boundary=boundary)
-    assert caught.value.code == "OPEN_TURN"
+        code="OPEN_TURN",
+    )
 
 
 def test_core_098_the_default_boundary_is_the_last_event(make_app: MakeApp) -> None:
     app = make_app(invariants=False)
-    source = app.create_session(session_id="src")
-    add(source, TS(1), TE(1), Append("todo/write", {"todos": []}))
-    with raises_exactly(
+    source = SessionsScenario(app, "src")
+    source.given(TS(1), TE(1), Append("todo/write", {"todos": []})).when(
+        lambda sessions, sid: sessions.fork(sid)
+    ).then_raises(
         SessionForkError,
         'fork boundary 2 in session "src" must be turn/end, got todo/write',
-    ) as caught:
-        app.fork("src")
-    assert caught.value.code == "OPEN_TURN"
+        code="OPEN_TURN",
+    )
 
 
 def test_core_099_a_live_child_id_is_refused_first(make_app: MakeApp) -> None:
     app = make_app(invariants=False)
     app.create_session(session_id="child")
-    source = app.create_session(session_id="src")
-    add(source, TS(1))
-    with raises_exactly(SessionForkError, 'session "child" already exists') as caught:
-        app.fork("src", boundary=99, child_session_id="child")
-    assert caught.value.code == "SESSION_ALREADY_EXISTS"
+    SessionsScenario(app, "src").given(TS(1)).when(
+        lambda sessions, sid: sessions.fork(sid, boundary=99, child_session_id="child")
+    ).then_raises(
+        SessionForkError,
+        'session "child" already exists',
+        code="SESSION_ALREADY_EXISTS",
+    )
 
 
 def test_core_100_a_fork_without_child_id_gets_a_uuid_and_is_announced(

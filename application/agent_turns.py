@@ -95,10 +95,10 @@ def _reason(reason: Reason) -> dict[str, Any]:
 # ------------------------------------------------------------------- steps
 
 
-class _StepBase:
+class StepBase:
     """One model call and its tool runs: the writing half, shared by both APIs."""
 
-    def __init__(self, turn: _TurnBase) -> None:
+    def __init__(self, turn: TurnBase) -> None:
         self.turn = turn
         self.number = 0
         """The step's number in its turn (set when the step opens)."""
@@ -348,7 +348,7 @@ def _fresh_id() -> str:
     return uuid.uuid4().hex[:24]
 
 
-class Step(_StepBase):
+class Step(StepBase):
     """A step of a :class:`Turn`: ``with turn.step() as step:``."""
 
     turn: Turn
@@ -387,7 +387,7 @@ class Step(_StepBase):
             self._leave(failed=failed)
 
 
-class AsyncStep(_StepBase):
+class AsyncStep(StepBase):
     """A step of an :class:`AsyncTurn`: ``async with turn.step() as step:``."""
 
     turn: AsyncTurn
@@ -443,7 +443,7 @@ def _on_handle(handle: SessionHandle) -> Iterator[SessionHandle]:
         raise
 
 
-class _TurnBase:
+class TurnBase:
     """A turn's state and its writing methods, shared by both APIs."""
 
     def __init__(
@@ -480,7 +480,7 @@ class _TurnBase:
         self._state = "new"
         self._held: SessionHandle | None = None
         """The handle of the turn's own unit (``unit="turn"``) while it is open."""
-        self._step: _StepBase | None = None
+        self._step: StepBase | None = None
         self.user_seq: int | None = None
         """The seq of the user message that opened the turn, once written."""
         self.end_seq: int | None = None
@@ -525,7 +525,7 @@ class _TurnBase:
             return {"kind": "max-tokens"}
         return reason
 
-    def _opening(self, step: _StepBase) -> None:
+    def _opening(self, step: StepBase) -> None:
         self._require_open()
         if self._step is not None:
             msg = f"step {self._step.number} of turn {self.number} is still open"
@@ -623,7 +623,7 @@ class _TurnBase:
         self._state = "ending"
 
 
-class Turn(_TurnBase):
+class Turn(TurnBase):
     """An open turn of one session, for a synchronous loop (docs/agents.md).
 
     ``with app.turn(session_id, user="hi") as turn:`` writes ``turn/start`` and the
@@ -721,7 +721,7 @@ class Turn(_TurnBase):
         self.close(error)
 
 
-class AsyncTurn(_TurnBase):
+class AsyncTurn(TurnBase):
     """:class:`Turn` for asyncio loops over :class:`AsyncSessions`."""
 
     _outer: AbstractAsyncContextManager[SessionHandle]

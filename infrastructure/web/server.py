@@ -37,7 +37,11 @@ from agentlog.infrastructure.web.params import (
     session_id,
     types_param,
 )
-from agentlog.infrastructure.web.session_page import SessionView, session_page
+from agentlog.infrastructure.web.session_page import (
+    SessionView,
+    session_page,
+    titles_page,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -132,7 +136,6 @@ def build_app(browser: Browser, *, token: str | None = None) -> Guard:
                 timeline=timeline,
                 types=types,
                 lineage=browser.lineage(sid),
-                titles=browser.title_history(sid, count),
             )
         )
 
@@ -148,6 +151,11 @@ def build_app(browser: Browser, *, token: str | None = None) -> Guard:
                 if error.code != SessionQueryError.INVALID_SURFACE:
                     raise
         return pages.event_page(sid, target, trace)
+
+    def titles(request: Request) -> str:
+        sid = session_id(request)
+        count = browser.summary(sid).event_count
+        return titles_page(sid, browser.title_history(sid, count))
 
     def step(request: Request) -> str:
         sid = session_id(request)
@@ -207,6 +215,7 @@ def build_app(browser: Browser, *, token: str | None = None) -> Guard:
         Route("/s/{id}", page(session)),
         Route("/s/{id}/event/{seq}", page(event)),
         Route("/s/{id}/step/{seq}", page(step)),
+        Route("/s/{id}/titles", page(titles)),
         Route("/s/{id}/live", live),
         Route("/static/{name}", static),
         Route("/api", api_index),

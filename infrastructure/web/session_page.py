@@ -49,7 +49,6 @@ class SessionView:
     timeline: TimelinePage
     types: str
     lineage: SessionLineageTrace | None
-    titles: list[Envelope] | None
 
 
 def session_page(view: SessionView) -> str:
@@ -69,7 +68,7 @@ def session_page(view: SessionView) -> str:
         sid, view.conversation, view.surface_length, view.conversation_start
     )
     timeline = _timeline(sid, view.timeline, view.types, summary.event_count)
-    side = _lineage(sid, view.lineage) + _titles(view.titles)
+    side = _lineage(sid, view.lineage) + _titles(sid)
     body = (
         f"{head}<div class=columns><section class=conversation>"
         f"<h2>Conversation <small>{view.surface_length} on the surface</small></h2>"
@@ -295,18 +294,32 @@ def _tree(nodes: Iterable[SessionLineageNode]) -> str:
     return "".join(out)
 
 
-def _titles(titles: list[Envelope] | None) -> str:
+def _titles(sid: str) -> str:
+    history = link(session_url(sid, "/titles"), "every title, oldest first")
+    return f"<section class=titles><h2>Title history</h2><p>{history}</p></section>"
+
+
+def titles_page(sid: str, titles: list[Envelope] | None) -> str:
+    """The session's ``session/title`` events (``None``: the log is too long)."""
     if titles is None:
-        note = "<p class=empty>The log is too long to list them here.</p>"
-        return f"<section><h2>Title history</h2>{note}</section>"
-    if not titles:
-        return ""
-    items = "".join(
-        f"<li><span class=seq>#{t['seq']}</span> {text(_data(t).get('title', ''))}"
-        f" <small>{when(t.get('time'))}</small></li>"
-        for t in titles
+        body = "<p class=empty>The log is too long to list them here.</p>"
+    elif not titles:
+        body = "<p class=empty>No title yet.</p>"
+    else:
+        body = (
+            "<ol>"
+            + "".join(
+                f"<li>{event_link(sid, t['seq'])} "
+                f"{text(_data(t).get('title', ''))}"
+                f" <small>{when(t.get('time'))}</small></li>"
+                for t in titles
+            )
+            + "</ol>"
+        )
+    back = link(session_url(sid), "session")
+    return layout(
+        "titles", f"<h1>Title history</h1><nav class=pager>{back}</nav>{body}"
     )
-    return f"<section class=titles><h2>Title history</h2><ol>{items}</ol></section>"
 
 
-__all__ = ["SessionView", "session_page"]
+__all__ = ["SessionView", "session_page", "titles_page"]

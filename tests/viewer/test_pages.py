@@ -27,7 +27,7 @@ pytestmark = pytest.mark.parametrize("backend", ["popo", "sqlite"], indirect=Tru
 
 API_TAILS = ("", "/messages", "/surface", "/events", "/events/1", "/lineage")
 API_TAILS += ("/events/1/trace", "/messages?at=1", "/surface?at=1")
-PAGE_TAILS = ("", "/event/1", "/step/1", "/live")
+PAGE_TAILS = ("", "/event/1", "/step/1", "/live", "/titles")
 
 
 def url(session_id: str, tail: str = "") -> str:
@@ -97,6 +97,8 @@ def test_event_step_and_lineage_pages(app: Sessions) -> None:
     view = client(app)
     assert f'href="{url(child)}"' in view.get(url(parent)).text
     assert f'href="{url(parent)}"' in view.get(url(child)).text
+    titles = view.get(url(parent, "/titles")).text
+    assert "Add a health endpoint" in titles and "#2</a>" in titles
     event = view.get(url(parent, "/event/1")).text
     assert "sources" in event and "replaced by" in event
     step = view.get(url(parent, f"/step/{ends[0]}")).text

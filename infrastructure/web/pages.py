@@ -19,6 +19,7 @@ from agentlog.infrastructure.web.html import (
     text,
     when,
 )
+from agentlog.infrastructure.web.text import field
 
 if TYPE_CHECKING:
     from agentlog.application.browse import Step
@@ -44,7 +45,7 @@ def listing(
     page: SessionSummaryPage, filters: dict[str, str], more_url: str | None
 ) -> str:
     fields = "".join(
-        f'<label>{label}<input name={name} value="{attr(filters.get(name, ""))}"'
+        f'<label>{label}<input name={name} value="{field(filters.get(name, ""))}"'
         f"{' type=date' if name in ('from', 'to') else ''}></label>"
         for name, label in FILTERS
     )
@@ -86,7 +87,7 @@ def search_results(
 ) -> str:
     form = (
         '<form class=filters action="/search">'
-        f'<input type=search name=q value="{attr(query)}" aria-label=Search>'
+        f'<input type=search name=q value="{field(query)}" aria-label=Search>'
         "<button>Search</button></form>"
     )
     if page is None:

@@ -18,6 +18,7 @@ from agentlog.infrastructure.web.html import (
     text,
     when,
 )
+from agentlog.infrastructure.web.text import field
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -192,7 +193,7 @@ def _tool_result(event: Envelope) -> str:
 def _timeline(sid: str, page: TimelinePage, types: str, count: int) -> str:
     form = (
         f'<form class=filters method=get action="{attr(session_url(sid))}">'
-        f'<input name=types value="{attr(types)}" aria-label="Event types" '
+        f'<input name=types value="{field(types)}" aria-label="Event types" '
         'placeholder="types, e.g. tool/call,tool/result">'
         f'<input name=t type=number min=0 value="{page.start}" aria-label="From seq">'
         "<button>Show</button></form>"

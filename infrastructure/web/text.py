@@ -38,9 +38,18 @@ def attr(value: object) -> str:
     return _SPECIAL.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def field(value: str) -> str:
+    """A form field's value: escaped, kept as typed (a field isolates its text)
+    except lone surrogates, which UTF-8 cannot carry (shown as U+FFFD)."""
+    return _SURROGATE.sub("\ufffd", html.escape(value, quote=True))
+
+
 def plain(value: str) -> str:
     """A string safe to encode as UTF-8 for JSON-free text (SSE ids, headers)."""
     return _SPECIAL.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
 
 
-__all__ = ["attr", "plain", "text"]
+__all__ = ["attr", "field", "plain", "text"]

@@ -248,3 +248,9 @@ def test_browser_reads_are_bounded_by_the_page(app: Sessions) -> None:
         session_id, 0, count, limit=5, types=frozenset({"turn/end"})
     )
     assert [r.event["type"] for r in typed.rows] == ["turn/end"] * 5
+
+
+def test_a_typed_query_stays_as_typed_in_its_field(app: Sessions) -> None:
+    scripted(app)
+    body = client(app).get("/search?q=" + quote("bidi \u202e <b>")).text
+    assert 'value="bidi \u202e &lt;b&gt;"' in body

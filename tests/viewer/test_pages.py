@@ -22,7 +22,7 @@ from tests.viewer.support import HOSTILE, client, hostile, scripted
 if TYPE_CHECKING:
     from agentlog.application import Sessions
 
-pytestmark = pytest.mark.parametrize("backend", ["popo", "sqlite"], indirect=True)
+pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 
 
 API_TAILS = ("", "/messages", "/surface", "/events", "/events/1", "/lineage")

@@ -64,4 +64,19 @@ def surface_as_of(app: Sessions, session_id: str, seq: int) -> SurfaceAsOf:
     return SurfaceAsOf(header, seq, stored.surface.seqs, {})
 
 
-__all__ = ["SurfaceAsOf", "surface_as_of"]
+def events_of(
+    app: Sessions, session_id: str, state: SurfaceAsOf, seqs: list[int]
+) -> list[Envelope]:
+    """The events at ``seqs`` (nodes of ``state``), read by seq: only these rows."""
+    stored = sorted(seq for seq in seqs if seq not in state.pending)
+    found = {
+        row.originator_version - 2: app.stored_log.envelope(row)
+        for row in app.history.rows_at(session_id, stored)
+    }
+    for seq in seqs:
+        if seq in state.pending:
+            found[seq] = copy_json(state.pending[seq])
+    return [found[seq] for seq in seqs]
+
+
+__all__ = ["SurfaceAsOf", "events_of", "surface_as_of"]

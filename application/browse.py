@@ -14,7 +14,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agentlog.application.as_of import surface_as_of
+from agentlog.application.as_of import events_of, surface_as_of
 from agentlog.application.query import SessionQuery
 from agentlog.application.scope import ANY, Scope, ScopedSessionQuery
 from agentlog.application.summaries import encode_cursor
@@ -35,6 +35,8 @@ TIMELINE_WINDOW = 500
 """Raw events read per window of a timeline page."""
 TIMELINE_SCAN = 5_000
 """A filtered timeline page reads at most this many events before it stops."""
+STEP_SHOWN = 300
+"""A step reads and shows the last surface events (and every added one)."""
 STEP_LOOKBACK = 5_000
 """How far back a step view looks for the previous ``step/start``."""
 _LAST_ID = "\U0010ffff" * 4
@@ -69,11 +71,13 @@ class TimelinePage:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """The surface as of ``seq`` and what changed since ``previous`` (a seq)."""
+    """The surface as of ``seq`` (``total`` nodes, of which ``events`` are the
+    last ones and the added ones) and what changed since ``previous`` (a seq)."""
 
     seq: int
     previous: int | None
     events: list[Envelope]
+    total: int
     added: list[int]
     removed: list[int]
 
@@ -228,23 +232,29 @@ class Browser:
     # ----------------------------------------------------------------- step
 
     def step(self, session_id: str, seq: int) -> Step:
-        """What the model saw right after ``seq`` (scope-checked read) and what
-        changed since the previous ``step/start``, or the event before."""
-        snapshot = self.reads.read_surface(session_id, at=seq)
+        """What the model saw right after ``seq`` and what changed since the
+        previous ``step/start`` (or the event before); the scoped read of the
+        event comes first. Only the last ``STEP_SHOWN`` surface events (and the
+        added ones) are read."""
+        self.reads.read_event(session_id, seq)
         previous = self._previous_step(session_id, seq)
-        now = [event["seq"] for event in snapshot.events]
+        now = surface_as_of(self.app, session_id, seq)
         before = (
             []
             if previous is None
             else surface_as_of(self.app, session_id, previous).nodes
         )
         seen = set(before)
-        kept = set(now)
+        kept = set(now.nodes)
+        added = [s for s in now.nodes if s not in seen]
+        tail = set(now.nodes[-STEP_SHOWN:]) | set(added)
+        shown = [s for s in now.nodes if s in tail]
         return Step(
             seq=seq,
             previous=previous,
-            events=snapshot.events,
-            added=[s for s in now if s not in seen],
+            events=events_of(self.app, session_id, now, shown),
+            total=len(now.nodes),
+            added=added,
             removed=[s for s in before if s not in kept],
         )
 

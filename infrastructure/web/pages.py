@@ -31,8 +31,6 @@ if TYPE_CHECKING:
     from agentlog.application.search_models import SearchSessionPage
     from agentlog.domain.json import Envelope
 
-STEP_SHOWN = 300
-"""Surface events a step page lists (the last ones); the API gives them all."""
 FILTERS = (
     ("cwd", "cwd"),
     ("owner", "owner"),
@@ -164,13 +162,12 @@ def event_page(sid: str, event: Envelope, trace: SessionEventTrace | None) -> st
 
 def step_page(sid: str, step: Step) -> str:
     added = set(step.added)
-    shown = step.events[-STEP_SHOWN:]
     items = "".join(
         f'<li class="{"added" if e["seq"] in added else ""}">'
         f"{event_link(sid, e['seq'])} <b>{text(e['type'])}</b>{_summary_of(e)}</li>"
-        for e in shown
+        for e in step.events
     )
-    hidden = len(step.events) - len(shown)
+    hidden = step.total - len(step.events)
     if hidden:
         api = f"/api/sessions/{quote(sid, safe='')}/messages?at={step.seq}"
         items = (
@@ -186,7 +183,7 @@ def step_page(sid: str, step: Step) -> str:
     nav = f"<nav class=pager>{' · '.join(steps)}</nav>"
     body = (
         f"<h1>What the model saw after #{step.seq}</h1>{nav}"
-        f"<p>{len(step.events)} surface events; since {text(since)}: "
+        f"<p>{step.total} surface events; since {text(since)}: "
         f"{len(step.added)} added, removed {text(removed)}.</p>"
         f"<ol class=step>{items}</ol>"
     )

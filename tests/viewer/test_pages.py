@@ -254,3 +254,16 @@ def test_a_typed_query_stays_as_typed_in_its_field(app: Sessions) -> None:
     scripted(app)
     body = client(app).get("/search?q=" + quote("bidi \u202e <b>")).text
     assert 'value="bidi \u202e &lt;b&gt;"' in body
+
+
+def test_a_step_is_the_surface_as_of_its_seq(app: Sessions) -> None:
+    session_id = scripted(app, turns=3)
+    browser = Browser(app)
+    query = SessionQuery(app)
+    steps = [e["seq"] for e in app.read_events(session_id) if e["type"] == "step/start"]
+    for seq in (0, steps[1], steps[2] + 3, len(app.read_events(session_id)) - 1):
+        step = browser.step(session_id, seq)
+        assert step.events == query.read_surface(session_id, at=seq).events
+        assert step.total == len(step.events)
+        before = [] if step.previous is None else app.messages(session_id, at=step.previous)
+        assert len(before) <= step.total

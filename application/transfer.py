@@ -40,9 +40,8 @@ BATCH_EVENTS = 2000
 
 ONE_PASS_EVENTS = 2000
 """A log up to this long is checked and stored in one pass and one transaction;
-a longer one is read twice (check, then store) a batch at a time. Held whole, an
-event costs about 15 KB of Python objects, so this stays small (measured: 20,000
-events in one pass peaked at 320 MB; two passes never pass 130 MB)."""
+a longer one is read twice (check, then store) a batch at a time, so an import's
+memory does not grow with the log (docs/performance.md#memory-of-an-import)."""
 
 EXPORT_PAGE = 1000
 """Events read from the store per query while exporting."""

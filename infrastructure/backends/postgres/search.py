@@ -77,14 +77,14 @@ matches come back, and the last document tested with its rank ``n``."""
 _QUERY = SQL("phraseto_tsquery('simple', %s)")
 Source = Literal["ids", "all", "walk", "join"]
 WALK_BUDGET = 65_536
-"""Documents a walk tests before it reads the matches sorted instead: about
-0.3 s of tests, less than sorting a common word's matches costs at 1,000,000
-documents (0.5-1.1 s). Sixteen times SQLite's budget: a test costs about half
-as much here, a sorted match three to ten times more
-(docs/search.md#how-a-page-is-answered)."""
+"""Documents a walk tests before it reads the matches sorted instead: a budget
+below what sorting a common word's matches costs in a large index, and larger
+than SQLite's because a test costs less here and a sorted match more
+(docs/search.md#how-a-page-is-answered; figures in
+docs/search-figures.md#the-search-codes-constants)."""
 _WALK_CHUNK = 4096
-"""The largest chunk: each is a round trip and a plan (walks of 18,000 to
-375,000 documents ran a tenth to a third faster than with chunks of 1,024)."""
+"""The largest chunk: each is a round trip and a plan, so long walks want few
+(docs/search-figures.md#the-search-codes-constants)."""
 _STREAM_BATCH = 32
 """Rows fetched at a time after the first batch: few, so a stopped read has
 done little work it did not need."""
@@ -376,7 +376,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         if source == "ids":
             # A join on the ids (the primary key): "id = ANY(array)" lets the
             # planner walk the order index testing each row against the whole
-            # array (600 ms for 7,669 ids at 1,000,000 documents).
+            # array (docs/search-figures.md#the-search-codes-constants).
             where.append(SQL("id IN (SELECT unnest(%s::bigint[]))"))
             params.append(list(ids or ()))
         elif source in ("walk", "join"):

@@ -101,24 +101,25 @@ BAND_SHIFT = 28
 """A document's id is ``band << BAND_SHIFT | slot``: the full-text index lists
 a phrase's matches by id, so by band, the order key's first part. A band holds
 at most 2**28 documents (the index refuses more); a wider shift would cost every
-posting that crosses bands a longer id delta (40 bits: the index 7% larger)."""
+posting that crosses bands a longer id delta (a larger index)."""
 BAND_MAX = (1 << 22) - 1
 """Documents of more tokens share the last band (their ids stay below 2**62)."""
 GATHER = 256
 """A band's matches read into Python, then sorted by their ids; a band with
-more is counted in SQL and joined there or walked: fewer Python objects (a
-page that made 15,000 paid for garbage collections in its p95)."""
+more is counted in SQL and joined there or walked: fewer Python objects, so
+fewer garbage collections in a page's slowest cases."""
 BAND_SORT = 2048
 """A band with at most this many matches is read sorted; one with more is walked
 unless it has at most ``sqrt(SORT_RATIO × its documents)`` matches
 (docs/search.md#how-a-page-is-answered)."""
 SORT_RATIO = 100
 """A walk finds a page's 21 hits in a band of ``n`` documents and ``m`` matches
-after about ``21 n / m`` tests of some 12 µs; sorting costs about 2.5 µs per
-match. Sorting is the cheaper while ``m² < 100 n`` (about)."""
+after about ``21 n / m`` tests; sorting costs a fraction of a test per match, so
+sorting is the cheaper while ``m² < SORT_RATIO × n`` (the measured ratio:
+docs/search-figures.md#the-search-codes-constants)."""
 WALK_BUDGET = 4096
 """Documents a band's walk tests before it reads the band's matches sorted
-instead: about 40 ms of tests."""
+instead (docs/search-figures.md#the-search-codes-constants)."""
 _WALK_CHUNK = 1024
 _STREAM_BATCH = 32
 """Rows fetched at a time after the first batch: few, so a stopped walk has
@@ -379,9 +380,9 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             "neg_seq INTEGER NOT NULL, doc_tokens INTEGER NOT NULL, "
             "neg_time REAL NOT NULL, flags INTEGER NOT NULL)",
             # Type and surface ride along, so a walk rejects rows by them
-            # before it reads the row (a band of 670,000 rows of the wrong type:
-            # 518 ms through the rows, 54 ms in the index; `number` too cost 5%
-            # more index and 13% of the catch-up's speed for nothing more).
+            # before it reads the row; `number` is left out, it made the index
+            # larger and the catch-up slower for no faster walk
+            # (docs/search-figures.md#the-search-codes-constants).
             f"CREATE UNIQUE INDEX IF NOT EXISTS {DOCS}_key ON {DOCS} "
             "(doc_tokens, neg_time, label, neg_seq, flags)",
             f"CREATE UNIQUE INDEX IF NOT EXISTS {DOCS}_session ON {DOCS} "
@@ -557,7 +558,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
     # --------------------------------------------------------------- reads
 
     def select_ids(self, phrase: Sequence[str], limit: int | None) -> list[int]:
-        # One JSON array, not a row per id: 20,000 ids cost 1 ms, not 14.
+        # One JSON array, not a row per id: far cheaper for many ids.
         with self.datastore.transaction(commit=False) as c:
             sql = f"SELECT json_group_array(id) FROM ({_matches()} LIMIT ?)"
             c.execute(sql, [_expression(c, phrase), -1 if limit is None else limit])

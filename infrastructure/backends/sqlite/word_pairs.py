@@ -2,8 +2,8 @@
 
 A phrase of very common words is the full-text index's worst case: FTS5 must
 intersect posting lists that hold most documents (``is not none`` in code,
-``w1 w2 w3`` in the Zipf corpus: 40–60 ms of CPU at a million documents, before
-any sorting). The classic answer (Lucene's "common grams") indexes each pair of
+``w1 w2 w3`` in the Zipf corpus; docs/search-figures.md#the-search-codes-constants).
+The classic answer (Lucene's "common grams") indexes each pair of
 adjacent common words as one more token, whose posting list is short.
 
 Here the pairs live in their own FTS5 column, ``pairs``, which no user query

@@ -17,13 +17,18 @@ in-memory store, which holds everything in memory anyway, gets one flush.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from eventsourcing.persistence import IntegrityError
 
 from agentlog.application.store_errors import store_errors
-from agentlog.domain.errors import AgentlogError, SessionAlreadyExistsError
+from agentlog.domain.errors import (
+    AgentlogError,
+    LogImportError,
+    SessionAlreadyExistsError,
+)
 from agentlog.domain.session import Session, make_header
 
 if TYPE_CHECKING:
@@ -45,6 +50,9 @@ memory does not grow with the log (docs/performance.md#memory-of-an-import)."""
 
 EXPORT_PAGE = 1000
 """Events read from the store per query while exporting."""
+
+_PLACEHOLDER = re.compile(r"\{\{[A-Za-z0-9_.-]+\}\}")
+"""A snapshot placeholder (``{{sessionId}}``): never a session's real id."""
 
 
 class LogSource(Protocol):
@@ -98,11 +106,18 @@ def import_session(
 
     ``session_id`` and ``parent_session`` replace the header's (an import under a new
     id); otherwise the header's are kept, and an id the store already holds is
-    refused with :class:`SessionAlreadyExistsError`. A log with no events is stored
+    refused with :class:`SessionAlreadyExistsError`, and so is a placeholder id
+    (``{{sessionId}}``, :class:`LogImportError`). A log with no events is stored
     as its header alone. Errors in events are :class:`LogImportError` naming the
     file line.
     """
     header = dict(log.header)
+    if session_id is None and _PLACEHOLDER.search(str(header["id"])):
+        msg = (
+            f'line 1: the session id "{header["id"]}" is a placeholder, not an id;'
+            " import it under a new id (agentlog import --new-id)"
+        )
+        raise LogImportError(msg, line=1)
     new_id = str(header["id"]) if session_id is None else session_id
     parent = header.get("parentSession") if parent_session is None else parent_session
     header.update(id=new_id)

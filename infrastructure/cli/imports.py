@@ -2,14 +2,17 @@
 
 Kept apart from the command's options so the flow reads in one place: every file is
 imported on its own (one bad file does not stop the others), with a progress bar
-per pass, and ``--new-id`` maps every header id of the batch to a fresh UUID4 before
-the first import, so a child imported with its parent points at the parent's new id
-whatever the order of the files.
+per pass. ``--new-id`` gives every file its own fresh UUID4, chosen before the
+first import, so a child imported with its parent points at the parent's new id
+whatever the order of the files. Only a header id that names exactly one file of
+the import is such a link: many snapshots share one id (``{{sessionId}}``), and a
+parent link to it would be a guess.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from agentlog.application.transfer import ImportResult, import_session
@@ -42,33 +45,46 @@ class Imports:
         self.substitutions = substitutions
         self.strict = strict
         self.new_id = new_id
-        self.new_ids: dict[str, str] = {}
+        self.fresh_ids: dict[str, str] = {}
+        """Each file's new id under ``--new-id``."""
+        self.links: dict[str, str] = {}
+        """A header id that names one file of this import -> that file's new id."""
+        self.shared: Counter[str] = Counter()
+        """How many files of this import carry each header id."""
         self.sizes: dict[str, int | None] = {}
         self.stored: list[str] = []
         self.writing: str | None = None
         """The new session being written now, for the report of a stop signal."""
 
     def run(self, paths: list[str]) -> Iterator[tuple[str, ImportResult | str]]:
-        opened: list[tuple[str, LogFile | str]] = [
-            (path, self._open(path)) for path in paths
+        fresh = [str(uuid.uuid4()) if self.new_id else None for _ in paths]
+        opened: list[tuple[str, LogFile | str, str | None]] = [
+            (path, self._open(path, new), new)
+            for path, new in zip(paths, fresh, strict=True)
         ]
-        for path, log in opened:
+        logs = [(log, new) for _, log, new in opened if isinstance(log, LogFile)]
+        for path, log, _ in opened:
             if isinstance(log, LogFile):
                 self.sizes[path] = log.size
-        if self.new_id:
-            for _, log in opened:
-                if isinstance(log, LogFile):
-                    self.new_ids.setdefault(str(log.header["id"]), str(uuid.uuid4()))
-        for path, log in opened:
+        self.shared = Counter(str(log.header["id"]) for log, _ in logs)
+        self.links = {
+            str(log.header["id"]): new
+            for log, new in logs
+            if new is not None and self.shared[str(log.header["id"])] == 1
+        }
+        for path, log, new in opened:
             if isinstance(log, str):
                 yield path, log
                 continue
-            yield path, self._import(log)
+            yield path, self._import(log, new)
 
-    def _open(self, path: str) -> LogFile | str:
+    def _open(self, path: str, fresh_id: str | None) -> LogFile | str:
         try:
             return open_log(
-                path, substitutions=self.substitutions, on_bytes=self._on_bytes(path)
+                path,
+                substitutions=self.substitutions,
+                on_bytes=self._on_bytes(path),
+                fresh_id=fresh_id,
             )
         except (AgentlogError, OSError) as error:
             return _line(error)
@@ -86,17 +102,17 @@ class Imports:
 
         return advance
 
-    def _import(self, log: LogFile) -> ImportResult | str:
-        old = str(log.header["id"])
+    def _import(self, log: LogFile, fresh_id: str | None) -> ImportResult | str:
+        target = str(log.header["id"]) if fresh_id is None else fresh_id
         parent = log.header.get("parentSession")
-        target = self.new_ids.get(old, old)
+        parent_link = self.links.get(parent) if isinstance(parent, str) else None
         self.writing = None if self.app.is_stored(target) else target
         try:
             result = import_session(
                 self.app,
                 log,
-                session_id=self.new_ids.get(old),
-                parent_session=self.new_ids.get(parent) if parent else None,
+                session_id=fresh_id,
+                parent_session=parent_link,
                 strict=self.strict,
             )
         except SessionAlreadyExistsError as error:
@@ -108,7 +124,21 @@ class Imports:
         # Not in a ``finally``: after a stop signal, ``writing`` names what to check.
         self.writing = None
         self.stored.append(result.session_id)
+        result.report.extend(self._link_notes(parent, parent_link))
         return result
+
+    def _link_notes(self, parent: object, link: str | None) -> list[str]:
+        """What ``--new-id`` did to the parent link, when it did anything."""
+        if not self.new_id or not isinstance(parent, str):
+            return []
+        if link is not None:
+            return [f"parentSession {parent} was imported here: now {link}"]
+        if self.shared[parent] > 1:
+            return [
+                f"parentSession {parent} names {self.shared[parent]} files of this"
+                " import; kept as written"
+            ]
+        return []
 
     def stored_now(self, app: Sessions) -> list[str]:
         """After a stop: the sessions imported, and how far the one in progress got."""

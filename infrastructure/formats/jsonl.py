@@ -44,6 +44,7 @@ from agentlog.infrastructure.formats.placeholders import (
     apply_substitutions,
     check_substitutions,
     find_placeholders,
+    placeholder_name,
 )
 
 if TYPE_CHECKING:
@@ -276,6 +277,7 @@ class LogFile:
         report_placeholders: bool = True,
         exact: bool = True,
         size: int | None = None,
+        fresh_id: str | None = None,
     ) -> None:
         self.opener = opener
         self.name = name
@@ -293,6 +295,9 @@ class LogFile:
             if not first:
                 list(log)  # the reader names what is wrong with a line-less file
                 corrupt(log.empty_message, name)
+        self._id_notes: list[str] = []
+        if fresh_id is not None:
+            self._fill_placeholder_id(first[0].text, fresh_id)
         self.format: LogFormat = (
             "agentlog"
             if native
@@ -313,10 +318,27 @@ class LogFile:
                 )
             self.header = self._mapped.header
 
+    def _fill_placeholder_id(self, header_line: bytes, fresh_id: str) -> None:
+        """A header id that is a placeholder (``{{sessionId}}``) is the new id.
+
+        Its other occurrences in the log (a snapshot redacts the session's id
+        wherever it appears) get the same id, unless the caller filled it.
+        """
+        header = _try_loads(header_line)
+        old = header.get("id") if isinstance(header, dict) else None
+        name = placeholder_name(old)
+        if name is None or name in self.substitutions:
+            return
+        self.substitutions = {**self.substitutions, name: fresh_id}
+        self._id_notes.append(
+            f"the header id {old} is a placeholder: the session and every"
+            f" {old} in its events take the new id {fresh_id}"
+        )
+
     def events(self, phase: str) -> Iterator[tuple[int, Envelope]]:
         """A fresh pass over ``(file line, event)``."""
         if self._mapped is not None:
-            self.report = list(self._mapped.report)
+            self.report = [*self._id_notes, *self._mapped.report]
             return zip(self._mapped.lines, self._mapped.events, strict=True)
         return self._native_events(phase)
 
@@ -353,7 +375,12 @@ class LogFile:
                     event = apply_substitutions(event, self.substitutions)
                     self._count_placeholders(event)
                 yield line.number, event
-        self.report = [*log.report, *report, *self._header_report()]
+        self.report = [
+            *self._id_notes,
+            *log.report,
+            *report,
+            *self._header_report(),
+        ]
 
     def _check_header_bytes(self, line: Line) -> None:
         expected = encode_header_line(self._native_header)
@@ -417,8 +444,13 @@ def open_log(
     *,
     substitutions: Mapping[str, str] | None = None,
     on_bytes: Callable[[str, int], None] | None = None,
+    fresh_id: str | None = None,
 ) -> LogFile:
-    """Open a log file for import (``-`` is standard input, spooled to a temp file)."""
+    """Open a log file for import (``-`` is standard input, spooled to a temp file).
+
+    ``fresh_id`` is the id the import will give the session (``--new-id``): a
+    placeholder header id is filled with it.
+    """
     name = os.fspath(path)
     if name == "-":
         spool = _spool_stdin()
@@ -428,6 +460,7 @@ def open_log(
             substitutions=substitutions,
             on_bytes=on_bytes,
             size=spool.tell(),
+            fresh_id=fresh_id,
         )
     file = Path(path)
     return LogFile(
@@ -436,6 +469,7 @@ def open_log(
         substitutions=substitutions,
         on_bytes=on_bytes,
         size=file.stat().st_size,
+        fresh_id=fresh_id,
     )
 
 

@@ -22,6 +22,14 @@ if TYPE_CHECKING:
 _PLACEHOLDER: Final = re.compile(r"\{\{([A-Za-z0-9_.-]+)\}\}")
 
 
+def placeholder_name(value: object) -> str | None:
+    """The name of a value that is one whole placeholder (``{{sessionId}}``)."""
+    if not isinstance(value, str):
+        return None
+    match = _PLACEHOLDER.fullmatch(value)
+    return None if match is None else match[1]
+
+
 def check_substitutions(substitutions: object) -> dict[str, str]:
     """Validate the caller's substitutions; ``cwd`` must be an absolute path.
 

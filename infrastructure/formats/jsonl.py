@@ -1,8 +1,10 @@
 """Our JSONL session format: read a log file for import, write one for export.
 
 A session travels as one file: a header line, then one event per line (``docs/``),
-plain or Zstandard-compressed. A log in our own format is taken exactly as written —
-``export`` gives back the same bytes — or refused naming the file line; the original
+plain or Zstandard-compressed. A log in our writer's own form is taken exactly as
+written — ``export`` gives back the same bytes; any other spelling of the same JSON
+(escapes, spacing, number forms, key order) is taken by value and reported as
+normalised; a defect is refused naming the file line. The original
 harness's later logs (:mod:`agentlog.infrastructure.formats.harness`) are mapped onto
 our vocabulary, with a report of what was not exact. The use cases that store or
 fetch the sessions are :mod:`agentlog.application.transfer`'s.
@@ -247,7 +249,7 @@ def decode_log(data: bytes, *, source: str) -> DecodedLog:
         name=source,
         native=True,
         report_placeholders=False,
-        exact=False,
+        report_normalised=False,
     )
     numbered = list(log.events("reading"))
     return DecodedLog(
@@ -275,7 +277,7 @@ class LogFile:
         on_bytes: Callable[[str, int], None] | None = None,
         native: bool | None = None,
         report_placeholders: bool = True,
-        exact: bool = True,
+        report_normalised: bool = True,
         size: int | None = None,
         fresh_id: str | None = None,
     ) -> None:
@@ -287,7 +289,7 @@ class LogFile:
         self.on_bytes = on_bytes
         self.report: list[str] = []
         self.report_placeholders = report_placeholders
-        self.exact = exact
+        self.report_normalised = report_normalised
         self._placeholders: dict[str, int] = {}
         with opener() as stream:
             log = LogLines(stream, source=name)
@@ -353,8 +355,7 @@ class LogFile:
             )
             lines = iter(log)
             header_line = next(lines)
-            if self.exact:
-                self._check_header_bytes(header_line)
+            normalised = 0 if self._header_in_our_form(header_line) else 1
             for line, event in scan_events(
                 lines,
                 log=log,
@@ -364,13 +365,7 @@ class LogFile:
             ):
                 if encode_event(event) != line.text:
                     event = _reparsed(line.text, event)
-                if self.exact and encode_event(event) != line.text:
-                    msg = (
-                        f"line {line.number}: not written as our format"
-                        " writes events (compact JSON, key order kept), so it could"
-                        " not be exported byte for byte; refused"
-                    )
-                    raise LogImportError(msg, line=line.number)
+                    normalised += encode_event(event) != line.text
                 if b"{{" in line.text:
                     event = apply_substitutions(event, self.substitutions)
                     self._count_placeholders(event)
@@ -381,22 +376,23 @@ class LogFile:
             *report,
             *self._header_report(),
         ]
-
-    def _check_header_bytes(self, line: Line) -> None:
-        expected = encode_header_line(self._native_header)
-        depth_added = "delegationDepth" not in self._native_header
-        if depth_added:
-            expected_without = expected.replace(b',"delegationDepth":0', b"", 1)
-            same = expected_without == line.text
-        else:
-            same = expected == line.text
-        if not same:
-            msg = (
-                "line 1: the header is not written as our format writes"
-                " it (compact JSON, keys in the order type, version, id, createdAt,"
-                " cwd, parentSession, seedLength, delegationDepth); refused"
+        if normalised and self.report_normalised:
+            lines_word = "line" if normalised == 1 else "lines"
+            self.report.append(
+                f"normalised {normalised} {lines_word}: export will differ in bytes,"
+                " not in values"
             )
-            raise LogImportError(msg, line=1)
+
+    def _header_in_our_form(self, line: Line) -> bool:
+        """Whether the header line is byte for byte what our writer writes.
+
+        A header without ``delegationDepth`` counts as ours: the report already
+        says it is stored and exported as 0.
+        """
+        expected = encode_header_line(self._native_header)
+        if "delegationDepth" not in self._native_header:
+            expected = expected.replace(b',"delegationDepth":0', b"", 1)
+        return expected == line.text
 
     def _count_placeholders(self, value: Json) -> None:
         if self.report_placeholders:

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentlog.application import Sessions
 from agentlog.domain.json import loads
 from agentlog.infrastructure.formats.jsonl import (
     decode_harness_log,
     decode_log,
     detect_format,
     encode_log,
+    import_log,
 )
 from tests.formats.samples import (
     CWD,
@@ -23,6 +26,10 @@ from tests.formats.samples import (
 )
 
 CHUNK_ROWS = {"text-chunks", "reasoning-chunks", "tool-call-chunks"}
+
+
+def memory_app() -> Sessions:
+    return Sessions(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
 
 
 def ids(paths: list[Path]) -> list[str]:
@@ -247,3 +254,24 @@ def test_harness_cwd_substitution_must_be_absolute() -> None:
     decoded = decode_harness_log(path.read_bytes(), source="x")
     assert decoded.header["cwd"] == "{{cwd}}/workspace"
     assert any("placeholder {{cwd}}" in line for line in decoded.report)
+
+
+@pytest.mark.parametrize("path", SEED_ERA, ids=lambda path: path.name)
+def test_a_fixture_rewritten_by_python_json_dumps_derives_the_same_messages(
+    path: Path,
+) -> None:
+    """Python's defaults: ASCII escapes, ", " and ": " separators (issue 22)."""
+    original = substituted(path)
+    rewritten = b"".join(
+        json.dumps(json.loads(line)).encode() + b"\n" for line in original.splitlines()
+    )
+    assert rewritten != original
+    ours, theirs = memory_app(), memory_app()
+    session_id = import_log(ours, original).session_id
+    result = import_log(theirs, rewritten)
+    lines_count = len(original.splitlines())
+    assert result.report[-1] == (
+        f"normalised {lines_count} lines: export will differ in bytes, not in values"
+    )
+    assert theirs.messages(session_id) == ours.messages(session_id)
+    assert theirs.read_events(session_id) == ours.read_events(session_id)

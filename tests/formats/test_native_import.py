@@ -1,5 +1,6 @@
-"""Import rules: our own format is stored exactly or refused naming the file line;
-the later format is mapped with a report; malformed input is one typed error.
+"""Import rules: our own format is stored by value (its own form byte for byte),
+defects refused naming the file line; the later format is mapped with a report;
+malformed input is one typed error.
 
 Issue 11 classes 3 and 4, the malformed-input cases, and the streamed import of a log
 longer than one batch (all or nothing).
@@ -7,6 +8,7 @@ longer than one batch (all or nothing).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -16,12 +18,10 @@ from agentlog.application import Sessions, transfer
 from agentlog.domain.errors import (
     AgentlogError,
     CorruptSessionLogError,
-    LogImportError,
     SeedError,
     SessionAlreadyExistsError,
     SurfaceIntentError,
 )
-from agentlog.domain.json import dumps
 from agentlog.infrastructure.formats.jsonl import (
     LogFile,
     export_session,
@@ -110,21 +110,63 @@ def test_a_surface_op_on_a_type_that_is_not_surface_eligible_is_refused() -> Non
     assert str(error).startswith("line 4: ")
 
 
-def test_a_line_not_written_as_our_format_writes_it_is_refused() -> None:
+NORMALISED_ONE = "normalised 1 line: export will differ in bytes, not in values"
+
+
+@pytest.mark.parametrize(
+    ("original", "respelled"),
+    [
+        (b'"text":"caf\xc3\xa9"', b'"text":"caf\\u00e9"'),
+        (b'"turn":1,"step":1', b'"turn": 1, "step": 1'),
+    ],
+    ids=["ascii-escape", "spacing"],
+)
+def test_a_line_in_another_spelling_is_stored_by_value_and_reported(
+    original: bytes, respelled: bytes
+) -> None:
     events = turn1()
-    spaced = dumps(events[3]).replace(b'","', b'", "', 1)
-    error = refusal(NATIVE_HEAD + lines(*events[:3], spaced, *events[4:]))
-    assert isinstance(error, LogImportError)
-    assert error.line == 5
-    assert str(error).startswith("line 5: not written as our format writes events")
+    events[3]["data"]["content"][0]["text"] = "café"
+    ours = lines(*events)
+    written = ours.split(b"\n")
+    line = written[3]
+    assert original in line
+    written[3] = line.replace(original, respelled, 1)
+    app = memory_app()
+    result = import_log(app, NATIVE_HEAD + b"\n".join(written))
+    assert result.report == [NORMALISED_ONE]
+    stored = app.read_events("s1")
+    assert stored == [json.loads(text) for text in ours.splitlines()]
+    assert export_session(app, "s1") == NATIVE_HEAD + ours
 
 
-def test_a_header_not_written_as_ours_is_refused() -> None:
+def test_an_event_keeps_its_own_key_order_byte_for_byte() -> None:
+    events = turn1()
+    reordered = {"seq": 3, **events[3]}
+    data = NATIVE_HEAD + lines(*events[:3], reordered, *events[4:])
+    app = memory_app()
+    assert import_log(app, data).report == []
+    assert export_session(app, "s1") == data
+
+
+def test_negative_zero_and_small_exponents_are_values_not_refusals() -> None:
+    line = b'{"type":"plugin/x","seq":6,"time":9,"data":{"z":-0,"e":1e-07,"f":-0.0}}'
+    app = memory_app()
+    result = import_log(app, NATIVE_HEAD + lines(*turn1()) + line + b"\n")
+    assert result.report == [NORMALISED_ONE]
+    data = app.read_events("s1")[6]["data"]
+    assert data == {"z": 0, "e": 1e-07, "f": -0.0}
+    assert str(data["f"]) == "-0.0"
+    assert export_session(app, "s1").endswith(b'{"z":0,"e":1e-7,"f":-0.0}}\n')
+
+
+def test_a_header_in_another_key_order_is_stored_by_value() -> None:
     header = (
-        b'{"type":"session", "version":0,"id":"s1","createdAt":1,"delegationDepth":0}'
+        b'{"createdAt":1, "id":"s1","type":"session","delegationDepth":0,"version":0}'
     )
-    error = refusal(header + b"\n" + lines(*turn1()))
-    assert str(error).startswith("line 1: the header is not written as our format")
+    app = memory_app()
+    result = import_log(app, header + b"\n" + lines(*turn1()))
+    assert result.report == [NORMALISED_ONE]
+    assert export_session(app, "s1") == NATIVE_HEAD + lines(*turn1())
 
 
 def test_a_seed_era_header_without_depth_is_ours_and_reported() -> None:

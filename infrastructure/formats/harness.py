@@ -30,6 +30,9 @@ from agentlog.infrastructure.formats.harness_checks import (
     show,
 )
 from agentlog.infrastructure.formats.harness_mapping import EventMapper
+from agentlog.infrastructure.formats.harness_rules import (
+    refuse_what_the_original_refuses,
+)
 from agentlog.infrastructure.formats.logscan import (
     DecodedLog,
     LogLines,
@@ -134,6 +137,7 @@ def decode_harness_log(
         )
     )
     events = [event for _, event in numbered]
+    refuse_what_the_original_refuses(events, [line.number for line, _ in numbered])
     report = Report()
     header = _map_header(raw_header, report)
     mapped = EventMapper(events, report).run()

@@ -18,6 +18,7 @@ from agentlog.application import Sessions, transfer
 from agentlog.domain.errors import (
     AgentlogError,
     CorruptSessionLogError,
+    LogImportError,
     SeedError,
     SessionAlreadyExistsError,
     SurfaceIntentError,
@@ -370,3 +371,20 @@ def _bytes(data: bytes) -> Any:
     import io
 
     return io.BytesIO(data)
+
+
+def test_a_later_turn_end_outside_a_turn_without_turn_or_reason_is_refused() -> None:
+    """The original says "malformed pre-react-loop turn/end at seq 0" (issue 22)."""
+    error = refusal(
+        LATER_HEAD + b'{"type":"turn/end","data":{"error":"model exploded"}}\n'
+    )
+    assert isinstance(error, LogImportError)
+    assert error.line == 2
+    assert str(error).startswith("line 2: malformed pre-react-loop turn/end at seq 0:")
+
+
+def test_a_later_turn_end_outside_a_turn_with_turn_and_reason_imports() -> None:
+    app = memory_app()
+    end = b'{"type":"turn/end","data":{"turn":1,"reason":{"kind":"error","error":{"code":"AUTH","message":"no"}}}}'
+    result = import_log(app, LATER_HEAD + end + b"\n")
+    assert app.read_events(result.session_id)[0]["type"] == "turn/end"

@@ -17,11 +17,11 @@ from typing import Any, Final
 
 from agentlog.domain.errors import SessionQueryError
 from agentlog.domain.json import dumps, loads
-from agentlog.domain.search_text import tokens
+from agentlog.domain.search_text import token_count as _token_count
+from agentlog.domain.search_text import token_spans, tokens
 
 SNIPPET_BEFORE: Final = 60
 SNIPPET_MAX: Final = 200
-_TOKEN: Final = re.compile(r"[^\W_]+")
 _SPACE: Final = re.compile(r"\s")
 
 OrderKey = tuple[int, float, str, int]
@@ -79,8 +79,9 @@ def match(text: str, phrase: tuple[str, ...]) -> Match | None:
     """The phrase's occurrences in ``text`` (non-overlapping), or ``None``."""
     if not phrase:
         return None
-    spans = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
-    words = [text[start:end].lower() for start, end in spans]
+    found = list(token_spans(text))
+    words = [word for word, _, _ in found]
+    spans = [(start, end) for _, start, end in found]
     size = len(phrase)
     count, first, index = 0, None, 0
     while index + size <= len(words):
@@ -98,7 +99,7 @@ def match(text: str, phrase: tuple[str, ...]) -> Match | None:
 
 def token_count(text: str) -> int:
     """The document's length in tokens (``domain.search_text.tokens``)."""
-    return sum(1 for _ in _TOKEN.finditer(text))
+    return _token_count(text)
 
 
 def time_key(time: Any) -> float:

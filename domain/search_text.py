@@ -25,6 +25,26 @@ Extractor = Callable[[Mapping[str, Any]], Iterator[str]]
 _EXTRACTORS: dict[str, Extractor] = {}
 _WHITESPACE: Final = re.compile(r"\s+")
 _TOKEN: Final = re.compile(r"[^\W_]+")
+_BIGRAM_SCRIPTS: Final = (
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u3005-\u3007"  # 々 〆 〇
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u3130-\u318f"  # Hangul Compatibility Jamo
+    "\u31f0-\u31ff"  # Katakana Phonetic Extensions
+    "\u3400-\u4dbf"  # CJK Unified Ideographs Extension A
+    "\u4e00-\u9fff"  # CJK Unified Ideographs
+    "\ua960-\ua97f"  # Hangul Jamo Extended-A
+    "\uac00-\ud7ff"  # Hangul Syllables, Hangul Jamo Extended-B
+    "\uf900-\ufaff"  # CJK Compatibility Ideographs
+    "\uff66-\uff9f"  # Halfwidth Katakana
+    "\U00020000-\U0003ffff"  # CJK Unified Ideographs Extensions B-I, compatibility
+)
+_BIGRAM_CHAR: Final = re.compile(f"[{_BIGRAM_SCRIPTS}]")
+_BIGRAM_RUN: Final = re.compile(f"[{_BIGRAM_SCRIPTS}]+")
+TOKEN_RULE: Final = 2
+"""The version of :func:`tokens`' rule. An index built under another rule holds
+other tokens and is rebuilt (1: letter/digit runs; 2: Han, Hiragana, Katakana and
+Hangul runs as characters and overlapping bigrams)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +100,54 @@ def normalize_space(text: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-cased letter/digit runs: a query's and a document's tokens, on
-    every backend (the indexes are fed these, not the text)."""
-    return [token.lower() for token in _TOKEN.findall(text)]
+    """A query's and a document's tokens, on every backend (the indexes are fed
+    these, not the text): lower-cased letter/digit runs, where a run of Han,
+    Hiragana, Katakana or Hangul (scripts written without spaces) is split off
+    and spelled as :func:`bigram_tokens` (docs/search.md#tokens)."""
+    if text.isascii() or _BIGRAM_CHAR.search(text) is None:
+        return [token.lower() for token in _TOKEN.findall(text)]
+    return [token for token, _, _ in token_spans(text)]
+
+
+def token_count(text: str) -> int:
+    """``len(tokens(text))``, without building the list when it can."""
+    if text.isascii() or _BIGRAM_CHAR.search(text) is None:
+        return sum(1 for _ in _TOKEN.finditer(text))
+    return sum(1 for _ in token_spans(text))
+
+
+def token_spans(text: str) -> Iterator[tuple[str, int, int]]:
+    """Each token of :func:`tokens` with its ``[start, end)`` in ``text``."""
+    if text.isascii() or _BIGRAM_CHAR.search(text) is None:
+        for run in _TOKEN.finditer(text):
+            yield run.group().lower(), run.start(), run.end()
+        return
+    for run in _TOKEN.finditer(text):
+        word, start = run.group(), run.start()
+        position = 0
+        for spaceless in _BIGRAM_RUN.finditer(word):
+            if spaceless.start() > position:
+                piece = word[position : spaceless.start()]
+                yield piece.lower(), start + position, start + spaceless.start()
+            yield from bigram_tokens(spaceless.group(), start + spaceless.start())
+            position = spaceless.end()
+        if position < len(word):
+            yield word[position:].lower(), start + position, run.end()
+
+
+def bigram_tokens(run: str, offset: int = 0) -> Iterator[tuple[str, int, int]]:
+    """A spaceless run as each character, with the overlapping bigram that
+    starts at it between it and the next: ``文件结`` is ``文 文件 件 件结 结``.
+
+    A phrase of these tokens is in a document's exactly when its text is: a
+    run inside a longer run, a single character, a run ending where a Latin
+    word starts (``个turn`` in ``每个turn``).
+    """
+    last = len(run) - 1
+    for index, character in enumerate(run):
+        yield character, offset + index, offset + index + 1
+        if index < last:
+            yield run[index : index + 2], offset + index, offset + index + 2
 
 
 def _string(value: object) -> Iterator[str]:

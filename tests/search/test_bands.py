@@ -3,7 +3,8 @@
 A page reads bands in turn, each sorted by ids, joined in SQL or walked (then
 joined past a budget), chosen by thresholds (docs/search.md#how-a-page-is-answered).
 Hypothesis draws small corpora whose documents share and split bands, equal and
-distinct times, a query of one or two words, thresholds that send bands down
+distinct times, a query of one or two words (Latin, or Han and Hangul runs that
+the tokenizer splits into characters and bigrams), thresholds that send bands down
 every path (some down different paths within one page), and when the common
 words are chosen; every page of ``search_sessions`` and ``search_events`` must
 be the scan's, cursor by cursor.
@@ -25,9 +26,17 @@ from agentlog.infrastructure.backends.sqlite import search as sqlite_search
 from tests.query.support import CountingReader, ev, header, raw_write_many
 from tests.scenarios.harness import U
 
-VOCABULARY = ["a", "b", "c", "d"]
+VOCABULARY = ["a", "b", "c", "d", "文", "文件", "件结", "가"]
+"""Latin words and pieces of spaceless runs: joined without spaces, they make
+runs that overlap, split at script changes ("每个turn输出")."""
+joiners = st.sampled_from([" ", ""])
 
-texts = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=6).map(" ".join)
+
+def joined(words: st.SearchStrategy[list[str]]) -> st.SearchStrategy[str]:
+    return st.tuples(words, joiners).map(lambda drawn: drawn[1].join(drawn[0]))
+
+
+texts = joined(st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=6))
 sessions = st.lists(
     st.lists(st.tuples(texts, st.integers(0, 3)), min_size=1, max_size=5),
     min_size=1,
@@ -42,7 +51,7 @@ knobs = st.fixed_dictionaries(
         "PAIRS_AFTER": st.integers(1, 12),
     }
 )
-phrases = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=2).map(" ".join)
+phrases = joined(st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=2))
 
 
 def pages(call: Any, limit: int) -> list[Any]:

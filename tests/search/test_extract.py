@@ -157,3 +157,36 @@ def test_text_helpers() -> None:
         "ünïcode",
         "42",
     ]
+
+
+def test_spaceless_scripts_are_characters_and_overlapping_bigrams() -> None:
+    """Han, Hiragana, Katakana and Hangul runs (issue 22): split off at script
+    changes, each character then the bigram starting at it."""
+    assert tokens("文件结构") == ["文", "文件", "件", "件结", "结", "结构", "构"]
+    assert tokens("每个turn输出") == ["每", "每个", "个", "turn", "输", "输出", "出"]
+    assert tokens("日本語を") == ["日", "日本", "本", "本語", "語", "語を", "を"]
+    assert tokens("カタカナ") == ["カ", "カタ", "タ", "タカ", "カ", "カナ", "ナ"]
+    assert tokens("한국어 검색") == [
+        "한",
+        "한국",
+        "국",
+        "국어",
+        "어",
+        "검",
+        "검색",
+        "색",
+    ]
+    assert tokens("第3章") == ["第", "3", "章"]
+    assert tokens("字") == ["字"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["每个turn输出随机一个包的文件结构", "plain words", "ΟΔΟΣ 文 x", "가나 abc 𠀀𠀁"],
+)
+def test_token_spans_and_count_agree_with_tokens(text: str) -> None:
+    spans = list(search_text.token_spans(text))
+    assert [token for token, _, _ in spans] == tokens(text)
+    assert search_text.token_count(text) == len(tokens(text))
+    for token, start, end in spans:
+        assert text[start:end].lower() == token

@@ -165,6 +165,80 @@ SPLIT_QUERIES = [
 ]
 
 
+CJK_TEXTS = [
+    "每个turn输出随机一个包的文件结构",
+    "文件 结构",
+    "请看文件",
+    "日本語の文章を読む",
+    "カタカナのテスト",
+    "한국어 검색 테스트",
+    "第3章 mixed 文",
+]
+CJK_QUERIES = {
+    "文件结构": 1,
+    "文件": 3,  # at a run's start, inside it, at its end
+    "件": 3,
+    "构": 2,
+    "turn输出": 1,
+    "个turn": 1,
+    "每turn": 0,
+    "文件 结构": 1,
+    "结构": 2,
+    "語の文": 1,
+    "テスト": 1,
+    "검색": 1,
+    "국": 1,
+    "3章": 1,
+    "文": 5,
+    "章 mixed 文": 1,
+}
+
+
+def test_spaceless_scripts_are_found_as_the_scan_finds_them(app: Sessions) -> None:
+    """Chinese, Japanese and Korean words inside runs, single characters and
+    runs next to Latin (issue 22): the index's pages are the scan's, and the
+    scan finds what a reader would."""
+    logs = [
+        (header(f"s{n}", created_at=n), [ev(0, U(text), 100 + n)])
+        for n, text in enumerate(CJK_TEXTS)
+    ]
+    raw_write_many(app, logs)
+    indexed = SessionQuery(app)
+    scanned = SessionQuery(app, persistence=CountingReader(indexed.store_reader()))
+    for query, sessions in CJK_QUERIES.items():
+        expected = pages(partial(scanned.search_sessions, query))
+        assert len(expected) == sessions, query
+        assert pages(partial(indexed.search_sessions, query)) == expected, query
+        one = partial(indexed.search_events, "s0", query)
+        assert pages(one) == pages(partial(scanned.search_events, "s0", query))
+
+
+def test_an_index_built_under_an_older_token_rule_is_rebuilt(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Documents split by another rule are not the query's tokens: the index
+    says it is stale and the next catch-up rebuilds it."""
+    from agentlog.domain import search_text
+    from agentlog.infrastructure.backends.postgres import search as postgres_search
+    from agentlog.infrastructure.backends.sqlite import search as sqlite_search
+
+    def old_rule(text: str) -> list[str]:
+        return [token.lower() for token in re.findall(r"[^\W_]+", text)]
+
+    with monkeypatch.context() as patch:
+        for module in (sqlite_search, postgres_search):
+            patch.setattr(module, "TOKEN_RULE", 1)
+            patch.setattr(module, "tokens", old_rule)
+        patch.setattr(search_text, "token_count", lambda text: len(old_rule(text)))
+        raw_write(app, header("s1"), [ev(0, U("请看文件结构"), 100)])
+        assert SessionQuery(app).search_sessions("文件").items == []
+    index = index_of(app)
+    assert index.search.view.stale()
+    found = SessionQuery(app).search_sessions("文件").items
+    assert [item.to_json()["sessionId"] for item in found] == ["s1"]
+    assert not index.search.view.stale()
+
+
 @pytest.mark.parametrize("after", [3, 10**9], ids=["pairs-after-3", "no-pairs"])
 def test_words_are_split_and_folded_as_the_scan_splits_them(
     app: Sessions, monkeypatch: pytest.MonkeyPatch, after: int

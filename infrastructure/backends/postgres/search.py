@@ -39,7 +39,7 @@ from agentlog.application.search_match import (
     time_bound,
     time_key,
 )
-from agentlog.domain.search_text import tokens
+from agentlog.domain.search_text import TOKEN_RULE, tokens
 from agentlog.infrastructure.backends.postgres.views import PostgresView
 from agentlog.infrastructure.views import decode_text, encode_text, write_tracked
 
@@ -122,6 +122,12 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         schema = Identifier(self.datastore.schema)
         return SQL("{0}.{1}").format(schema, Identifier(f"{self.table_name}_docs"))
 
+    @property
+    def _meta(self) -> Composed:
+        """Facts about the index as a whole: the token rule it was built with."""
+        schema = Identifier(self.datastore.schema)
+        return SQL("{0}.{1}").format(schema, Identifier(f"{self.table_name}_meta"))
+
     def index_statements(self) -> list[Composed]:
         schema = Identifier(self.datastore.schema)
         old = [
@@ -154,6 +160,10 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
             SQL("CREATE INDEX IF NOT EXISTS {0} ON {1} (session_id) WHERE long").format(
                 self._index_name("long"), self._docs
             ),
+            SQL(
+                "CREATE TABLE IF NOT EXISTS {0} "
+                "(name text PRIMARY KEY, value integer NOT NULL)"
+            ).format(self._meta),
         ]
 
     def _decode(self, record: DictRow) -> SearchState:
@@ -220,6 +230,13 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
                     "(%s, %s, %s, %s, %s, %s, %s, %s, to_tsvector('simple', %s))"
                 ).format(self._docs),
                 rows,
+            )
+            curs.execute(
+                SQL(
+                    "INSERT INTO {0} (name, value) VALUES ('tokens', %s) "
+                    "ON CONFLICT (name) DO NOTHING"
+                ).format(self._meta),
+                (TOKEN_RULE,),
             )
         shadowed: dict[str, list[int]] = {}
         for session_id, seq in changes.shadowed:
@@ -434,10 +451,24 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
             curs.execute(sql)
             return [_document(record) for record in curs.fetchall()]
 
+    def stale(self) -> bool:
+        """Documents split by another token rule (an index older than the rule's
+        record counts as rule 1): rebuild."""
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(
+                SQL(
+                    "SELECT (SELECT value FROM {0} WHERE name = 'tokens') AS rule, "
+                    "EXISTS (SELECT 1 FROM {1}) AS indexed"
+                ).format(self._meta, self._docs)
+            )
+            row = curs.fetchone()
+        return row is not None and bool(row["indexed"]) and row["rule"] != TOKEN_RULE
+
     def clear(self, application_name: str) -> None:
         with self.datastore.transaction(commit=True) as curs:
             # Ids restart: a rebuild numbers the documents as the first pass did.
             curs.execute(SQL("TRUNCATE {0} RESTART IDENTITY").format(self._docs))
+            curs.execute(SQL("DELETE FROM {0}").format(self._meta))
             curs.execute(SQL("DELETE FROM {0}").format(self._table))
             curs.execute(
                 SQL("DELETE FROM {0} WHERE application_name = %s").format(

@@ -55,7 +55,7 @@ from agentlog.application.search_match import (
     time_key,
     token_count,
 )
-from agentlog.domain.search_text import tokens
+from agentlog.domain.search_text import TOKEN_RULE, tokens
 from agentlog.infrastructure.backends.sqlite.session_labels import (
     LABELS,
     TABLE_STATEMENT,
@@ -134,6 +134,7 @@ _OLD = tuple(
     for version in (1, 2, 3, 4)
     for part in ("_fts", "_docs", "_meta", "_sessions", "_types", "")
 )
+_STALE_IF = "('stale', 'numbered', 'tokens')"
 PAIRS_AFTER = 10_000
 """The common words are chosen when this many documents are indexed, from
 them; every later document gets its pairs (docs/search.md#the-index)."""
@@ -460,9 +461,9 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                 pairs = _choose_pairs(c, number)
         _index_texts(c, texts)
         if changes.documents:
-            c.execute(
-                f"INSERT OR REPLACE INTO {META} (name, value) VALUES ('numbered', ?)",
-                (number,),
+            c.executemany(
+                f"INSERT OR REPLACE INTO {META} (name, value) VALUES (?, ?)",
+                [("numbered", number), ("tokens", TOKEN_RULE)],
             )
         shadowed: dict[str, list[int]] = {}
         for session_id, seq in changes.shadowed:
@@ -543,10 +544,14 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             c.execute(f"INSERT INTO {FTS} ({FTS}) VALUES ('optimize')")
 
     def stale(self) -> bool:
+        """Documents could not be forgotten, or were split by another token rule
+        (an index older than the rule's record counts as rule 1)."""
         with self.datastore.transaction(commit=False) as c:
-            c.execute(f"SELECT value FROM {META} WHERE name = 'stale'")
-            row = c.fetchone()
-            return row is not None and bool(row[0])
+            c.execute(f"SELECT name, value FROM {META} WHERE name IN {_STALE_IF}")
+            meta = dict(c.fetchall())
+            return bool(meta.get("stale")) or (
+                "numbered" in meta and meta.get("tokens", 1) != TOKEN_RULE
+            )
 
     @staticmethod
     def _numbered(c: SQLiteCursor) -> int:

@@ -26,6 +26,7 @@ from agentlog.domain.surface import (
     fold_surface,
 )
 from agentlog.domain.vocabulary import is_surface_eligible_type, is_surface_event
+from agentlog.testing import Scenario
 from tests.builders import (
     SE,
     SS,
@@ -63,6 +64,14 @@ def rejects(surface: Surface, envelope: Envelope, message: str) -> None:
         surface.check(envelope)
     assert str(caught.value) == message
     assert surface.to_state() == before
+
+
+def rejects_after(history: tuple[Append, ...], item: Append, message: str) -> None:
+    """The surface alone and the aggregate (an ``agentlog.testing`` scenario) both
+    refuse ``item`` after ``history`` with ``message``, and change nothing."""
+    rejects(folded(log(*history)), event(len(history), item), message)
+    scenario = Scenario(invariants=False).given(*history).when(item)
+    scenario.then_raises(SurfaceError, message)
 
 
 def links(surface: Surface) -> list[tuple[int, int | None, int | None]]:
@@ -145,18 +154,18 @@ def test_core_025_intent_shape(surface_op: Any, sources: Any, message: str) -> N
 
 def test_core_021_future_provenance_is_rejected() -> None:
     # Ours: the seed recorded [3,5,7] at seq 0 verbatim; our rule rejects it.
-    rejects(
-        Surface(),
-        event(0, A("a", src=[3, 5, 7])),
+    rejects_after(
+        (),
+        A("a", src=[3, 5, 7]),
         "sourceEventSeqs must reference earlier events: 3 >= current seq 0",
     )
 
 
 def test_core_022_future_provenance_is_rejected() -> None:
     # Ours: [10, 20] on the first event cites the future; nothing is recorded.
-    rejects(
-        Surface(),
-        event(0, U("u", src=[10, 20])),
+    rejects_after(
+        (),
+        U("u", src=[10, 20]),
         "sourceEventSeqs must reference earlier events: 10 >= current seq 0",
     )
     surface = folded(log(*[U(str(n)) for n in range(21)]))
@@ -165,9 +174,9 @@ def test_core_022_future_provenance_is_rejected() -> None:
 
 def test_core_023_replace_on_empty_surface_is_rejected() -> None:
     # Ours: the seed recorded {op:replace,start:0,end:0} on an empty log.
-    rejects(
-        Surface(),
-        event(0, U("u", op=replace(0, 0), src=[0])),
+    rejects_after(
+        (),
+        U("u", op=replace(0, 0), src=[0]),
         "surface replace: start seq 0 not found in surface",
     )
 
@@ -261,42 +270,41 @@ def test_core_035_positions_not_seq_values_order_a_range() -> None:
 
 def test_core_036_start_not_on_surface_is_rejected() -> None:
     # Ours: rejected by check (seed: accepted, then every read raised).
-    rejects(
-        folded(log(U("a"))),
-        event(1, Rep(5, 0, [5, 0])),
+    rejects_after(
+        (U("a"),),
+        Rep(5, 0, [5, 0]),
         "surface replace: start seq 5 not found in surface",
     )
 
 
 def test_core_037_end_not_on_surface_is_rejected() -> None:
-    rejects(
-        folded(log(U("a"))),
-        event(1, Rep(0, 99, [0])),
+    rejects_after(
+        (U("a"),),
+        Rep(0, 99, [0]),
         "surface replace: end seq 99 not found in surface",
     )
 
 
 def test_core_038_start_after_end_is_rejected() -> None:
-    rejects(
-        folded(log(U("a"), U("b"))),
-        event(2, Rep(1, 0, [1, 0])),
+    rejects_after(
+        (U("a"), U("b")),
+        Rep(1, 0, [1, 0]),
         "surface replace: start seq 1 (index 1) is after end seq 0 (index 0)",
     )
 
 
 def test_core_039_shadowed_seq_is_not_found() -> None:
-    surface = folded(log(U("a"), U("b"), U("c"), Rep(0, 1, [0, 1])))
-    rejects(
-        surface,
-        event(4, Rep(0, 0, [0])),
+    rejects_after(
+        (U("a"), U("b"), U("c"), Rep(0, 1, [0, 1])),
+        Rep(0, 0, [0]),
         "surface replace: start seq 0 not found in surface",
     )
 
 
 def test_core_040_log_only_seq_is_not_found() -> None:
-    rejects(
-        folded(log(TS(), U("u"))),
-        event(2, Rep(0, 1, [0, 1])),
+    rejects_after(
+        (TS(), U("u")),
+        Rep(0, 1, [0, 1]),
         "surface replace: start seq 0 not found in surface",
     )
 
@@ -327,9 +335,9 @@ def test_core_043_replace_without_provenance_is_rejected() -> None:
     # Ours: the seed accepted it (nodes [3]); coverage is checked at append.
     compact = {"kind": "plugin", "plugin": "compact"}
     item = U("summary", source=compact, op=replace(0, 2))
-    rejects(
-        folded(log(U("a"), U("b"), U("c"))),
-        event(3, item),
+    rejects_after(
+        (U("a"), U("b"), U("c")),
+        item,
         "surface replace: sourceEventSeqs must include every shadowed surface node; "
         "missing 0, 1, 2",
     )
@@ -409,10 +417,16 @@ def test_core_149_tool_result_rewrite_rules() -> None:
         ),
         (rewrite(0, 0, [0]), "must target a current tool/result"),
     ]
+    given = Scenario(invariants=False).given(
+        U("go"), R("c1", meta={"x": [1, {"y": 2}]}), R("c2")
+    )
     for item, tail in cases:
         with pytest.raises(SurfaceError) as caught:
             fold_surface([*base, event(3, item)])
         assert str(caught.value) == f"tool/result surface replacement {tail}"
+        given.when(item).then_raises(
+            SurfaceError, f"tool/result surface replacement {tail}"
+        )
 
 
 def test_core_149_rewrite_rule_survives_a_snapshot() -> None:

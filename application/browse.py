@@ -10,11 +10,10 @@ read surface rows only (docs/viewer.md).
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agentlog.application.as_of import events_of, surface_as_of
+from agentlog.application.as_of import SurfaceAsOf, events_of, surface_as_of
 from agentlog.application.query import SessionQuery
 from agentlog.application.scope import ANY, Scope, ScopedSessionQuery
 from agentlog.application.summaries import encode_cursor
@@ -84,9 +83,9 @@ class Step:
 
 @dataclass(slots=True)
 class _Nodes:
-    """Cached current surface nodes of a session, keyed by its length."""
+    """Cached current surfaces of sessions, keyed by their length."""
 
-    entries: dict[str, tuple[int, frozenset[int], list[int]]] = field(
+    entries: dict[str, tuple[int, frozenset[int], SurfaceAsOf]] = field(
         default_factory=dict
     )
 
@@ -161,19 +160,20 @@ class Browser:
 
     def current_nodes(
         self, session_id: str, length: int
-    ) -> tuple[frozenset[int], list[int]]:
-        """The current surface node seqs (a set and in order), from the decision
-        state; call only after a scoped read found the session."""
+    ) -> tuple[frozenset[int], SurfaceAsOf | None]:
+        """The current surface (its node seqs as a set, and the state), from the
+        decision state; call only after a scoped read found the session."""
         cached = self._nodes.entries.get(session_id)
         if cached is not None and cached[0] == length:
             return cached[1], cached[2]
         if length <= 0:
-            return frozenset(), []
-        nodes = surface_as_of(self.app, session_id, length - 1).nodes
+            return frozenset(), None
+        state = surface_as_of(self.app, session_id, length - 1)
         if len(self._nodes.entries) > 32:
             self._nodes.entries.clear()
-        self._nodes.entries[session_id] = (length, frozenset(nodes), nodes)
-        return frozenset(nodes), nodes
+        nodes = frozenset(state.nodes)
+        self._nodes.entries[session_id] = (length, nodes, state)
+        return nodes, state
 
     def timeline(
         self,
@@ -218,16 +218,13 @@ class Browser:
         self, session_id: str, start: int, limit: int
     ) -> tuple[list[Envelope], int]:
         """A page of the current surface's events (model order) and the surface's
-        length; only surface rows are read."""
-        stream = self.reads.stream_surface(session_id)
-        events = list(itertools.islice(stream.events, start, start + limit))
-        total = self._surface_length(session_id, stream.captured_through_seq)
-        return events, total
-
-    def _surface_length(self, session_id: str, through: int | None) -> int:
-        if through is None:
-            return 0
-        return len(self.current_nodes(session_id, through + 1)[1])
+        length; only the rows of that page are read."""
+        length = self.summary(session_id).event_count
+        _, state = self.current_nodes(session_id, length)
+        if state is None:
+            return [], 0
+        page = state.nodes[start : start + limit]
+        return events_of(self.app, session_id, state, page), len(state.nodes)
 
     # ----------------------------------------------------------------- step
 

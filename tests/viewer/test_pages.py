@@ -265,5 +265,17 @@ def test_a_step_is_the_surface_as_of_its_seq(app: Sessions) -> None:
         step = browser.step(session_id, seq)
         assert step.events == query.read_surface(session_id, at=seq).events
         assert step.total == len(step.events)
-        before = [] if step.previous is None else app.messages(session_id, at=step.previous)
+        before = (
+            [] if step.previous is None else app.messages(session_id, at=step.previous)
+        )
         assert len(before) <= step.total
+
+
+def test_a_conversation_page_is_a_slice_of_the_surface(app: Sessions) -> None:
+    session_id = scripted(app, turns=4)
+    surface = SessionQuery(app).read_surface(session_id).events
+    browser = Browser(app)
+    for start, limit in ((0, 3), (2, 5), (len(surface) - 1, 10), (len(surface), 10)):
+        events, total = browser.conversation(session_id, start, limit)
+        assert events == surface[start : start + limit]
+        assert total == len(surface)

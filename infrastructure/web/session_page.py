@@ -240,9 +240,11 @@ def _chunks(sid: str, run: list[TimelineRow]) -> str:
 
 def _event_row(sid: str, event: Envelope, surface: str) -> str:
     seq = event["seq"]
+    failed = _data(event).get("isError") is True or "error" in _data(event)
+    mark = " <span class=bad>error</span>" if failed else ""
     return (
         f'<tr class="ev {surface}"><td class=num>{event_link(sid, seq, str(seq))}</td>'
-        f"<td>{text(event['type'])}</td>"
+        f"<td>{text(event['type'])}{mark}</td>"
         f'<td><span class="surface {surface}">{surface}</span></td>'
         f"<td>{when(event.get('time'))}</td></tr>"
     )

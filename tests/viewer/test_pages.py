@@ -85,6 +85,7 @@ def test_session_page_shows_the_conversation_and_timeline(app: Sessions) -> None
     )
     assert "contents of gamma" in body
     assert "streamed chunks" in body  # chunk runs fold into one row
+    assert "<td>tool/result <span class=bad>error</span></td>" in body
     assert 'class="surface current"' in body and 'class="surface log-only"' in body
     assert f'data-live="{url(session_id, "/live")}"' in body
 

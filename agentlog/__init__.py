@@ -17,7 +17,8 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # not typing's: importing typing alone takes milliseconds
 if TYPE_CHECKING:
-    from agentlog.application.agent_turns import AsyncStep, AsyncTurn, Step, Turn
+    from agentlog.application.agent_turns import Step, Turn
+    from agentlog.application.async_agent_turns import AsyncStep, AsyncTurn
     from agentlog.application.async_sessions import AsyncSessionQuery, AsyncSessions
     from agentlog.application.handle import SessionHandle
     from agentlog.application.model_tools import (
@@ -76,8 +77,8 @@ _EXPORTS: dict[str, str] = {
     "AgentlogError": "agentlog.domain.errors",
     "AsyncSessionQuery": "agentlog.application.async_sessions",
     "AsyncSessions": "agentlog.application.async_sessions",
-    "AsyncStep": "agentlog.application.agent_turns",
-    "AsyncTurn": "agentlog.application.agent_turns",
+    "AsyncStep": "agentlog.application.async_agent_turns",
+    "AsyncTurn": "agentlog.application.async_agent_turns",
     "CorruptSessionLogError": "agentlog.domain.errors",
     "EncryptionError": "agentlog.domain.errors",
     "EventNotFoundError": "agentlog.domain.errors",

@@ -40,10 +40,9 @@ from agentlog.domain.strict_types import check_strict_type
 from agentlog.domain.vocabulary import check_payload
 
 if TYPE_CHECKING:
-    from contextlib import AbstractAsyncContextManager, AbstractContextManager
+    from contextlib import AbstractContextManager
     from types import TracebackType
 
-    from agentlog.application.async_sessions import AsyncSessions
     from agentlog.application.handle import SessionHandle
     from agentlog.application.sessions import Sessions
     from agentlog.domain.json import Json
@@ -334,7 +333,7 @@ class StepBase:
             self._calls[call.id] = (call, self._append("tool/call", data))
 
 
-def _exit_args(
+def exit_args(
     error: BaseException | None,
 ) -> tuple[type[BaseException] | None, BaseException | None, TracebackType | None]:
     if error is None:
@@ -382,47 +381,6 @@ class Step(StepBase):
                 self._unit.__exit__(type(failure), failure, failure.__traceback__)
                 raise
             self._unit.__exit__(None, None, None)
-            failed = False
-        finally:
-            self._leave(failed=failed)
-
-
-class AsyncStep(StepBase):
-    """A step of an :class:`AsyncTurn`: ``async with turn.step() as step:``."""
-
-    turn: AsyncTurn
-
-    async def __aenter__(self) -> AsyncStep:
-        self._unit = self.turn._unit()
-        handle = await self._unit.__aenter__()
-        try:
-            self.turn._opening(self)
-            self._begin(handle)
-        except BaseException as error:
-            self._leave(failed=True)
-            await self._unit.__aexit__(type(error), error, error.__traceback__)
-            raise
-        return self
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        failed = True
-        try:
-            if error is not None:
-                await self._unit.__aexit__(kind, error, traceback)
-                return
-            try:
-                self._finish()
-            except BaseException as failure:
-                await self._unit.__aexit__(
-                    type(failure), failure, failure.__traceback__
-                )
-                raise
-            await self._unit.__aexit__(None, None, None)
             failed = False
         finally:
             self._leave(failed=failed)
@@ -486,8 +444,18 @@ class TurnBase:
         self.end_seq: int | None = None
         """The seq of the turn's ``turn/end``, once written."""
 
-    def _start(self, handle: SessionHandle) -> None:
+    def _start(self, handle: SessionHandle, *, join: bool = False) -> None:
         turns = handle.aggregate.turns
+        if join and turns.open_turn is not None and turns.open_step is None:
+            # Join the session's open turn (a loop that writes one turn across
+            # several calls, such as a framework's session store).
+            self.number = int(turns.open_turn)
+            self._last_step = turns.next_step - 1
+            if self._user is not None:
+                message = {"content": self._user, "source": self._source}
+                envelope = handle.append("user/message", message, surface_op="append")
+                self.user_seq = int(envelope["seq"])
+            return
         number = turns.next_turn
         if turns.open_turn is not None:
             msg = f"turn/start while turn {json.dumps(turns.open_turn)} is still open"
@@ -661,14 +629,17 @@ class Turn(TurnBase):
         """A new step: use it as ``with turn.step() as step:``."""
         return Step(self)
 
-    def open(self) -> Turn:
-        """Write the turn's start (what entering its ``with`` block does)."""
+    def open(self, *, join: bool = False) -> Turn:
+        """Write the turn's start (what entering its ``with`` block does).
+
+        ``join`` continues the session's open turn instead, if it has one.
+        """
         if self._state != "new":
             raise SessionError(self._reopened())
         unit = self._unit(create=self._create)
         handle = unit.__enter__()
         try:
-            self._start(handle)
+            self._start(handle, join=join)
         except BaseException as error:
             unit.__exit__(type(error), error, error.__traceback__)
             raise
@@ -687,7 +658,7 @@ class Turn(TurnBase):
         if self.unit == "turn":
             outer, handle, self._held = self._outer, self._held, None
             if error is not None or handle is None:
-                outer.__exit__(*_exit_args(error))
+                outer.__exit__(*exit_args(error))
                 return
             try:
                 self._end(handle, None)
@@ -719,85 +690,3 @@ class Turn(TurnBase):
         traceback: TracebackType | None,
     ) -> None:
         self.close(error)
-
-
-class AsyncTurn(TurnBase):
-    """:class:`Turn` for asyncio loops over :class:`AsyncSessions`."""
-
-    _outer: AbstractAsyncContextManager[SessionHandle]
-
-    def __init__(self, app: AsyncSessions, session_id: str, **options: Any) -> None:
-        super().__init__(session_id, **options)
-        self.app = app
-
-    def _unit(
-        self, *, create: bool = False
-    ) -> AbstractAsyncContextManager[SessionHandle]:
-        if create:
-            return self.app.command(
-                self.session_id, create=True, cwd=self._cwd, owner=self._owner
-            )
-        return self.app.command(self.session_id)
-
-    def step(self) -> AsyncStep:
-        """A new step: use it as ``async with turn.step() as step:``."""
-        return AsyncStep(self)
-
-    async def open(self) -> AsyncTurn:
-        """Write the turn's start (what entering its ``async with`` block does)."""
-        if self._state != "new":
-            raise SessionError(self._reopened())
-        unit = self._unit(create=self._create)
-        handle = await unit.__aenter__()
-        try:
-            self._start(handle)
-        except BaseException as error:
-            await unit.__aexit__(type(error), error, error.__traceback__)
-            raise
-        if self.unit == "turn":
-            self._outer, self._held = unit, handle
-        else:
-            await unit.__aexit__(None, None, None)
-        self._state = "open"
-        return self
-
-    async def close(self, error: BaseException | None = None) -> None:
-        """Write the turn's end (what leaving its ``async with`` block does)."""
-        if self._state not in ("open", "ending"):
-            return
-        self._state = "closed"
-        if self.unit == "turn":
-            outer, handle, self._held = self._outer, self._held, None
-            if error is not None or handle is None:
-                await outer.__aexit__(*_exit_args(error))
-                return
-            try:
-                self._end(handle, None)
-            except BaseException as failure:
-                await outer.__aexit__(type(failure), failure, failure.__traceback__)
-                raise
-            await outer.__aexit__(None, None, None)
-            return
-        try:
-            async with self._unit() as handle:
-                self._end(handle, error)
-        except AgentlogError:
-            if error is None:
-                raise
-            logger.warning(
-                "turn %s of session %r: its end could not be written",
-                self.number,
-                self.session_id,
-                exc_info=True,
-            )
-
-    async def __aenter__(self) -> AsyncTurn:
-        return await self.open()
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.close(error)

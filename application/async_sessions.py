@@ -28,7 +28,8 @@ from agentlog.domain.errors import (
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
-    from agentlog.application.agent_turns import AsyncTurn, Unit
+    from agentlog.application.agent_turns import Unit
+    from agentlog.application.async_agent_turns import AsyncTurn
     from agentlog.application.erasure import Erasure, RetentionReport
     from agentlog.application.handle import SessionHandle
     from agentlog.application.query import SessionSummaryPage
@@ -300,7 +301,7 @@ class AsyncSessions:
         owner: str | None = None,
     ) -> AsyncTurn:
         """:meth:`Sessions.turn` for tasks: ``async with app.turn(id) as t:``."""
-        from agentlog.application.agent_turns import AsyncTurn
+        from agentlog.application.async_agent_turns import AsyncTurn
 
         return AsyncTurn(
             self,

@@ -1,5 +1,6 @@
 """Adapters between agentlog sessions and agent frameworks or provider APIs.
 
 Each module imports its framework only when it is used; the frameworks are optional
-extras (``pip install agentlog[openai-agents]``). See docs/providers.md.
+extras (``pip install agentlog[openai-agents]``). See docs/providers.md and
+docs/openai-agents.md.
 """

@@ -135,6 +135,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+POSTGRES_FIXTURES = frozenset({"pg_env", "pg_schema"})
+"""Fixtures that give a test a PostgreSQL schema (its id may not say so)."""
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
@@ -142,12 +146,14 @@ def pytest_collection_modifyitems(
     """The two tiers (see docs/testing.md#the-two-tiers).
 
     Every test whose id names PostgreSQL (the PostgreSQL leg of each backend
-    matrix, ``TestPostgres…`` cases, ``test_postgres_…``) is ``slow``; the default run
+    matrix, ``TestPostgres…`` cases, ``test_postgres_…``) or that takes a
+    PostgreSQL fixture is ``slow``; the default run
     deselects ``slow`` tests unless ``--full`` or a ``-m`` expression says
     otherwise. ``quarantine`` tests run only when ``-m`` names them.
     """
     for item in items:
-        if "postgres" in item.nodeid.lower():
+        fixtures = getattr(item, "fixturenames", ())
+        if "postgres" in item.nodeid.lower() or POSTGRES_FIXTURES & set(fixtures):
             item.add_marker(pytest.mark.slow)
     marks = config.getoption("markexpr")
     if "quarantine" not in marks:

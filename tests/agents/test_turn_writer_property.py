@@ -139,6 +139,7 @@ def run_turn(app: Sessions, session_id: str, spec: dict[str, Any]) -> list[Any]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "backend", ["popo", pytest.param("sqlite", marks=pytest.mark.slow)], indirect=True
 )

@@ -64,6 +64,7 @@ def listed(app: Sessions) -> set[str]:
     return {row.session_id for row in views.listing.view.select_all() if row.header}
 
 
+@pytest.mark.slow
 def test_the_old_half_goes_and_sessions_written_meanwhile_stay(
     make_app: MakeApp,
 ) -> None:

@@ -171,3 +171,4 @@ TestInterleavedSession = InterleavedSession.TestCase
 TestInterleavedSession.settings = settings(
     max_examples=50, stateful_step_count=30, deadline=None
 )
+TestInterleavedSession = pytest.mark.slow(TestInterleavedSession)

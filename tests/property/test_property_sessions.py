@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -57,6 +58,7 @@ def check_fork(
     return child
 
 
+@pytest.mark.slow
 @BACKEND_SETTINGS
 @given(appends=valid_sessions(max_events=40), data=st.data())
 def test_valid_sessions_round_trip_on_every_backend(
@@ -113,6 +115,7 @@ def test_valid_sessions_round_trip_on_every_backend(
             app.close()
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(valid_sessions(max_events=60))
 def test_core_060_derivation_is_deterministic_and_replayable(
@@ -156,6 +159,7 @@ def renumbered(event: dict[str, Any], new_seq: dict[int, int]) -> dict[str, Any]
     return event
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(valid_sessions(max_events=40), st.data())
 def test_core_061_log_only_noise_never_changes_derivation(

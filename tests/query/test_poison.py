@@ -144,6 +144,7 @@ def test_a_hostile_session_never_changes_the_reads_of_others(
     assert after == before
 
 
+@pytest.mark.slow
 def test_20000_deep_data_serialises_through_every_output(app: Sessions) -> None:
     deep: Any = "bottom"
     for _ in range(20_000):

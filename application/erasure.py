@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from eventsourcing.persistence import IntegrityError
@@ -65,20 +65,38 @@ class StreamEraser(Protocol):
     def erase_snapshots(self, snapshots: Any, session_ids: Sequence[str]) -> None: ...
 
 
+@runtime_checkable
+class PendingErasures(Protocol):
+    """A recorder that records erasures whose after-commit work is pending."""
+
+    def erase_pending(self, limit: int) -> list[str]: ...
+
+    def erase_done(self, session_ids: Sequence[str]) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Erasure:
-    """One audit record: which session, when (epoch ms) and why. No content."""
+    """One audit record: which session, when (epoch ms) and why. No content.
+
+    ``pending`` (from :meth:`SessionEraser.erase` only) names the work after the
+    commit that could not be done yet (``"keys"``, ``"scrub"``, ``"hooks"``): the
+    session is erased, and that work is resumed (docs/erasure.md#after-the-commit).
+    """
 
     session_id: str
     erased_at: int
     reason: str
+    pending: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "id": self.session_id,
             "erasedAt": self.erased_at,
             "reason": self.reason,
         }
+        if self.pending:
+            out["pending"] = list(self.pending)
+        return out
 
 
 @dataclass(slots=True)
@@ -94,6 +112,9 @@ class RetentionReport:
     scrubbed: bool = True
     """False when the store could not drop every old page (SQLite: a reader held
     the WAL); the erased rows are gone either way."""
+    pending: list[str] = field(default_factory=list)
+    """Erased sessions whose work after the commit (keys, scrub, hooks) is still
+    not done at the end of the run; the next open, erase or gc resumes it."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -103,6 +124,7 @@ class RetentionReport:
             "erased": self.erased,
             "kept": self.kept,
             "scrubbed": self.scrubbed,
+            "pending": self.pending,
         }
 
 
@@ -119,10 +141,10 @@ def check_reason(reason: object) -> str:
 class SessionEraser:
     """The erase use cases of one :class:`Sessions` (``app.eraser``).
 
-    ``hooks`` run after every committed erase with the erased ids, in order; an
-    exception from one propagates to the caller (the erase itself stands). The
-    per-session key store of crypto-shredding registers its ``forget`` here
-    (docs/erasure.md#hooks).
+    After every committed erase the erased sessions' data keys are forgotten
+    (crypto-shredding), the store is scrubbed and ``hooks`` run with the erased
+    ids, in order. None of that makes a committed erase fail: what fails stays
+    recorded in the store and is resumed (docs/erasure.md#after-the-commit).
     """
 
     def __init__(self, app: Sessions) -> None:
@@ -178,16 +200,101 @@ class SessionEraser:
                     if attempt == ERASE_ATTEMPTS - 1:
                         raise SessionNotFoundError(session_id) from None
                     continue
-            if not self.scrub():
-                logger.warning(
-                    "erased %r, but the WAL could not be truncated (a reader holds "
-                    "an old snapshot): old page copies stay in it until the next "
-                    "checkpoint",
-                    session_id,
-                )
-            self._run_hooks(erased)
-            return erased
+            pending = self.finish([e.session_id for e in erased])
+            return [replace(e, pending=pending) for e in erased]
         raise AssertionError("unreachable")  # pragma: no cover
+
+    # -------------------------------------------------- after the commit
+
+    def finish(
+        self, session_ids: Sequence[str], *, scrub: bool = True, record: bool = True
+    ) -> tuple[str, ...]:
+        """The work after a committed erase: keys, scrub, hooks; never raises.
+
+        Each step runs even if an earlier one failed. When all succeed (and
+        ``record``), the store's record that the work is pending is deleted;
+        otherwise it stays and :meth:`resume` finishes it later (at the next
+        open, erase or gc). Returns the steps still pending (empty when done).
+        """
+        if not session_ids:
+            return ()
+        ids = tuple(session_ids)
+        pending: list[str] = []
+        steps: list[tuple[str, Callable[[], object]]] = [
+            ("keys", lambda: self.app.forget_keys(ids))
+        ]
+        if scrub:
+            steps.append(("scrub", self._scrub_or_warn))
+        steps.append(("hooks", lambda: self._run_hooks(ids)))
+        for name, step in steps:
+            try:
+                step()
+            except Exception as error:  # reported, then resumed
+                logger.warning(
+                    "erased %d session(s); their %s are pending (%s), resumed at "
+                    "the next open, erase or gc",
+                    len(ids),
+                    name,
+                    type(error).__name__,
+                )
+                pending.append(name)
+        if not pending and record:
+            self._done(ids)
+        return tuple(pending)
+
+    def _done(self, ids: Sequence[str]) -> None:
+        """Delete the record that these erasures' work is pending."""
+        if not ids:
+            return
+        try:
+            self._recorder_pending().erase_done(ids)
+        except Exception as error:  # done again next time
+            logger.warning(
+                "erased %d session(s) and finished their work, but could not "
+                "record it (%s): it runs again at the next open",
+                len(ids),
+                type(error).__name__,
+            )
+
+    def resume(self) -> list[str]:
+        """Finish the after-commit work of every erase that left it pending.
+
+        Returns the erased ids whose work is still pending. Never raises: a
+        store that cannot be read now (or holds no record yet) is tried again
+        next time.
+        """
+        recorder = self._recorder_pending()
+        still: list[str] = []
+        seen: set[str] = set()
+        while True:
+            try:
+                ids = [i for i in recorder.erase_pending(PAGE) if i not in seen]
+            except Exception as error:  # tried again next time
+                logger.warning(
+                    "could not read the erasures pending completion (%s)",
+                    type(error).__name__,
+                )
+                return still
+            if not ids:
+                return still
+            seen.update(ids)
+            if self.finish(ids):
+                still += ids
+
+    def _recorder_pending(self) -> PendingErasures:
+        recorder = self.app.recorder
+        if not isinstance(recorder, PendingErasures):
+            msg = f"{type(recorder).__qualname__} cannot erase sessions"
+            raise SessionError(msg)
+        return recorder
+
+    def _scrub_or_warn(self) -> None:
+        if not self.scrub():
+            logger.warning(
+                "erased, but the WAL could not be truncated (a reader holds an "
+                "old snapshot): old page copies stay in it until the next "
+                "checkpoint"
+            )
 
     def descendants(self, session_id: str) -> list[str]:
         """The stored subtree below ``session_id`` (the lineage view, caught up)."""
@@ -273,10 +380,16 @@ class SessionEraser:
             for session_id in held:
                 self.app._locks.release(session_id, owner)
 
-    def _run_hooks(self, erased: list[Erasure]) -> None:
-        ids = tuple(e.session_id for e in erased)
+    def _run_hooks(self, ids: tuple[str, ...]) -> None:
+        """Every hook runs; the first failure is raised after the others ran."""
+        failure: Exception | None = None
         for hook in list(self.hooks):
-            hook(ids)
+            try:
+                hook(ids)
+            except Exception as error:  # raised below
+                failure = failure or error
+        if failure is not None:
+            raise failure
 
     def scrub(self) -> bool:
         """Drop the old copies the store keeps of deleted rows, where it can.
@@ -321,6 +434,7 @@ class SessionEraser:
         reason: str,
         dry_run: bool = False,
         progress: Callable[[int, int], None] | None = None,
+        vacuum_full: bool = False,
     ) -> RetentionReport:
         """Erase every stored session whose last event is older than ``cutoff``.
 
@@ -330,7 +444,8 @@ class SessionEraser:
         go ``GC_BATCH`` per transaction; an interruption leaves each session
         fully erased or untouched. ``progress(done, total)`` is called after
         each batch. The store is scrubbed once at the end, even when nothing
-        was erased.
+        was erased; with ``vacuum_full`` a PostgreSQL store's tables are then
+        rewritten (``VACUUM FULL``), which removes the erased rows' bytes.
         """
         if type(cutoff) is not int:
             msg = "erase_older_than needs a cutoff in epoch milliseconds (an int)"
@@ -344,14 +459,28 @@ class SessionEraser:
             return report
         total = len(expected)
         ids = report.candidates
+        finished: list[str] = []
         for start in range(0, total, GC_BATCH):
             batch = {key: expected[key] for key in ids[start : start + GC_BATCH]}
-            self._erase_batch(batch, reason, report)
+            erased = self._erase_batch(batch, reason, report)
+            # Keys and hooks per batch; the scrub once, below.
+            if not self.finish(erased, scrub=False, record=False):
+                finished += erased
             if progress is not None:
                 progress(min(start + GC_BATCH, total), total)
         # Even with nothing erased: a stop may have cut an earlier erase off
         # before its scrub, and this is how a user finishes it (docs/erasure.md).
-        report.scrubbed = self.scrub()
+        try:
+            report.scrubbed = self.scrub()
+        except Exception as error:  # pending, resumed below
+            logger.warning("gc: the scrub failed (%s)", type(error).__name__)
+            report.scrubbed = False
+        else:
+            self._done(finished)
+        report.pending = self.resume()
+        vacuum = getattr(self.app.recorder, "vacuum_full", None)
+        if vacuum_full and callable(vacuum):
+            vacuum()
         return report
 
     def _old_sessions(self, cutoff: int) -> dict[str, int]:
@@ -377,7 +506,7 @@ class SessionEraser:
 
     def _erase_batch(
         self, batch: dict[str, int], reason: str, report: RetentionReport
-    ) -> None:
+    ) -> list[str]:
         """Erase a batch in one transaction; after a conflict, one at a time."""
         with self._holding(list(batch), wait=False) as held:
             busy = sorted(set(batch) - set(held))
@@ -385,7 +514,7 @@ class SessionEraser:
             busy += sorted(set(held) - set(mine))
             report.kept += busy
             if not mine:
-                return
+                return []
             try:
                 erased = self._erase(mine, reason)
             except (IntegrityError, SessionErasedError):
@@ -396,7 +525,7 @@ class SessionEraser:
                     except (IntegrityError, SessionErasedError):
                         report.kept.append(key)
         report.erased += [e.session_id for e in erased]
-        self._run_hooks(erased)
+        return [e.session_id for e in erased]
 
     def _unflushed(self, session_id: str) -> bool:
         handle = self.app.live_session(session_id)

@@ -170,10 +170,9 @@ class Sessions(Application[str]):
         self.stored_log = StoredLog(self)
         self.history = MessageHistory(self.recorder, self.stored_log.envelope)
         self.eraser = SessionEraser(self)
-        if isinstance(self.mapper, SessionMapper) and self.mapper.keys is not None:
-            # Crypto-shredding: each committed erase forgets the erased sessions'
-            # data keys, so no copy of their rows opens again (docs/encryption.md).
-            self.eraser.add_hook(self._forget_erased)
+        # An erase that committed but could not finish (keys, scrub) before its
+        # process stopped or failed is finished now (docs/erasure.md).
+        self.eraser.resume()
 
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
         """One way to name a store, honoured everywhere.
@@ -240,11 +239,6 @@ class Sessions(Application[str]):
         if factory is not None:
             with contextlib.suppress(Exception):
                 factory.close()
-
-    def _forget_erased(self, session_ids: tuple[str, ...]) -> None:
-        """The erase hook of crypto-shredding (registered when encryption is on)."""
-        forgotten = self.forget_keys(session_ids)
-        logger.info("forgot %d data key(s) of erased sessions", forgotten)
 
     def forget_keys(self, session_ids: Iterable[str]) -> int:
         """Delete these sessions' data keys (crypto-shredding; docs/encryption.md).
@@ -1114,15 +1108,20 @@ class Sessions(Application[str]):
         reason: str,
         dry_run: bool = False,
         progress: Callable[[int, int], None] | None = None,
+        vacuum_full: bool = False,
     ) -> RetentionReport:
         """Erase every session whose last event is older than ``cutoff`` (epoch ms).
 
         See docs/erasure.md#retention. A session appended to while this runs is
-        kept.
+        kept; ``vacuum_full`` rewrites a PostgreSQL store's tables afterwards.
         """
         with store_errors():
             return self.eraser.erase_older_than(
-                cutoff, reason=reason, dry_run=dry_run, progress=progress
+                cutoff,
+                reason=reason,
+                dry_run=dry_run,
+                progress=progress,
+                vacuum_full=vacuum_full,
             )
 
     def drop_erased(self, session_id: str) -> None:

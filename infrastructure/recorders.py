@@ -50,6 +50,10 @@ ERASED_TOPIC = Erased.TOPIC
 Purge = Callable[[Any], None]
 """Deletes the erased sessions' view rows, given the erase transaction's cursor
 (``None`` in memory)."""
+ERASE_PENDING = "agentlog_erase_pending"
+"""The erased sessions whose work after the commit (key forget, scrub, hooks) is
+not done yet: written in the erase's transaction, deleted when the work is done
+(docs/erasure.md#after-the-commit)."""
 
 
 def first_versions(stored_events: Sequence[StoredEvent]) -> dict[str, int]:
@@ -149,6 +153,7 @@ class StreamWrites(ApplicationRecorder):
         so it takes a notification id above every deleted row (SQLite reuses the
         highest rowid once it is deleted).
         """
+        keys = [str(tombstone.originator_id) for tombstone in tombstones]
         with self.datastore.transaction(commit=True) as cursor:
             self._write_tombstones(cursor, tombstones, purge)
             for tombstone in tombstones:
@@ -156,8 +161,20 @@ class StreamWrites(ApplicationRecorder):
                     cursor, str(tombstone.originator_id), tombstone.originator_version
                 )
             if snapshots is not None:
-                keys = [str(tombstone.originator_id) for tombstone in tombstones]
                 self._delete_snapshots(cursor, snapshots, keys)
+            self._record_pending(cursor, keys)
+
+    def erase_pending(self, limit: int) -> list[str]:
+        """Up to ``limit`` erased sessions whose work after the commit is pending."""
+        raise NotImplementedError  # pragma: no cover
+
+    def erase_done(self, session_ids: Sequence[str]) -> None:
+        """The work after these sessions' erase is done: forget the record."""
+        raise NotImplementedError  # pragma: no cover
+
+    def _record_pending(self, cursor: Any, session_ids: Sequence[str]) -> None:
+        """Record, in the erase's transaction, that its after-work is pending."""
+        raise NotImplementedError  # pragma: no cover
 
     def erase_snapshots(self, snapshots: Any, session_ids: Sequence[str]) -> None:
         """Delete the sessions' snapshots (one a writer stored after the erase)."""

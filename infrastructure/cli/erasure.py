@@ -125,6 +125,14 @@ def gc(
             "--reason", metavar="TEXT", help="Kept in the audit.", callback=_reason
         ),
     ] = DEFAULT_GC_REASON,
+    vacuum_full: Annotated[
+        bool,
+        typer.Option(
+            "--vacuum-full",
+            help="PostgreSQL: then rewrite the tables (VACUUM FULL), removing the"
+            " erased rows' bytes; locks each table while it runs.",
+        ),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Erase the sessions last written before a cutoff (retention)."""
@@ -148,7 +156,11 @@ def gc(
             meter.advance(count - meter.done)
 
         report = app.erase_older_than(
-            cutoff, reason=reason, dry_run=dry_run, progress=progress
+            cutoff,
+            reason=reason,
+            dry_run=dry_run,
+            progress=progress,
+            vacuum_full=vacuum_full,
         )
     if as_json:
         emit_json(report.to_json())
@@ -162,6 +174,14 @@ def gc(
     say(
         out, f"erased {len(report.erased)} of {len(report.candidates)} session(s){kept}"
     )
+    if report.pending:
+        say(
+            err,
+            f"note: {len(report.pending)} erased session(s) still have keys, scrub"
+            " or hooks pending (see the log); the next open, erase or gc resumes"
+            " them",
+            style="yellow",
+        )
     if not report.scrubbed:
         say(
             err,

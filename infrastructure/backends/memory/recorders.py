@@ -25,6 +25,11 @@ class POPOSessionRecorder(POPOApplicationRecorder):
     ids are list positions, so the list never shrinks.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._pending: dict[str, None] = {}
+        """The erased sessions whose after-work is pending, in erase order."""
+
     def _assert_uniqueness(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> None:
@@ -63,12 +68,22 @@ class POPOSessionRecorder(POPOApplicationRecorder):
                 if snapshots is not None:
                     with snapshots._database_lock:
                         self._drop_below(snapshots, key, None)
+                self._pending[key] = None
         self._notify_listeners()
 
     def erase_snapshots(self, snapshots: Any, session_ids: Sequence[str]) -> None:
         with snapshots._database_lock:
             for key in session_ids:
                 self._drop_below(snapshots, key, None)
+
+    def erase_pending(self, limit: int) -> list[str]:
+        with self._database_lock:
+            return list(self._pending)[:limit]
+
+    def erase_done(self, session_ids: Sequence[str]) -> None:
+        with self._database_lock:
+            for key in session_ids:
+                self._pending.pop(key, None)
 
     @staticmethod
     def _drop_below(recorder: Any, session_id: str, version: int | None) -> None:

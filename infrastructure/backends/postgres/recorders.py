@@ -12,6 +12,7 @@ from psycopg.sql import SQL, Composed, Identifier
 
 from agentlog.infrastructure.recorders import (
     BATCH,
+    ERASE_PENDING,
     StreamWrites,
     check_continues,
     copy_resealed,
@@ -38,6 +39,10 @@ if TYPE_CHECKING:
 class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
     """The library's PostgreSQL recorder, plus the stream writes and
     :meth:`select_events_at_places`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._add_pending_table()
 
     def _insert_stored_events(
         self,
@@ -181,6 +186,73 @@ class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
         self._insert_stored_events(curs, tombstones)
         with curs.connection.cursor() as views:
             purge(views)
+
+    @property
+    def _pending_table(self) -> Composed:
+        return SQL("{0}.{1}").format(
+            Identifier(self.datastore.schema), Identifier(ERASE_PENDING)
+        )
+
+    def _add_pending_table(self) -> None:
+        """Created with the events table (the library runs its statements)."""
+        self.sql_create_statements.append(
+            SQL("CREATE TABLE IF NOT EXISTS {0} (session_id text PRIMARY KEY)").format(
+                self._pending_table
+            )
+        )
+
+    def _record_pending(
+        self, curs: Cursor[DictRow], session_ids: Sequence[str]
+    ) -> None:
+        curs.execute(
+            SQL(
+                "INSERT INTO {0} (session_id) SELECT unnest(%s::text[]) "
+                "ON CONFLICT DO NOTHING"
+            ).format(self._pending_table),
+            (list(session_ids),),
+        )
+
+    def erase_pending(self, limit: int) -> list[str]:
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(
+                SQL("SELECT session_id FROM {0} LIMIT %s").format(self._pending_table),
+                (limit,),
+            )
+            return [str(row["session_id"]) for row in curs.fetchall()]
+
+    def erase_done(self, session_ids: Sequence[str]) -> None:
+        with self.datastore.transaction(commit=True) as curs:
+            curs.execute(
+                SQL("DELETE FROM {0} WHERE session_id = ANY(%s)").format(
+                    self._pending_table
+                ),
+                (list(session_ids),),
+            )
+
+    def vacuum_full(self) -> None:
+        """Rewrite every table of the store's schema (``VACUUM FULL``): the
+        only way PostgreSQL drops deleted rows' bytes from the table and index
+        pages now (a plain ``VACUUM`` leaves them until the space is reused).
+        Each table is locked while it is rewritten (docs/erasure.md)."""
+        schema = self.datastore.schema
+        with self.datastore.get_connection() as connection:
+            previous = connection.autocommit
+            connection.autocommit = True  # VACUUM runs outside a transaction
+            try:
+                rows = connection.execute(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = %s "
+                    "ORDER BY tablename",
+                    (schema,),
+                ).fetchall()
+                for row in rows:
+                    name = row["tablename"] if isinstance(row, dict) else row[0]
+                    connection.execute(
+                        SQL("VACUUM FULL {0}.{1}").format(
+                            Identifier(schema), Identifier(name)
+                        )
+                    )
+            finally:
+                connection.autocommit = previous
 
     def _delete_below(
         self, curs: Cursor[DictRow], session_id: str, version: int

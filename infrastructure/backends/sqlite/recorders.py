@@ -14,6 +14,7 @@ from eventsourcing.sqlite import SQLiteApplicationRecorder
 
 from agentlog.infrastructure.recorders import (
     BATCH,
+    ERASE_PENDING,
     StreamWrites,
     check_continues,
     copy_resealed,
@@ -166,6 +167,31 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
             "WHERE originator_id = ? AND originator_version < ?",
             (session_id, version),
         )
+
+    def construct_create_table_statements(self) -> list[str]:
+        return [
+            *super().construct_create_table_statements(),
+            f"CREATE TABLE IF NOT EXISTS {ERASE_PENDING} "
+            "(session_id TEXT PRIMARY KEY) WITHOUT ROWID",
+        ]
+
+    def _record_pending(self, c: SQLiteCursor, session_ids: Sequence[str]) -> None:
+        c.executemany(
+            f"INSERT OR IGNORE INTO {ERASE_PENDING} (session_id) VALUES (?)",
+            [(key,) for key in session_ids],
+        )
+
+    def erase_pending(self, limit: int) -> list[str]:
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(f"SELECT session_id FROM {ERASE_PENDING} LIMIT ?", (limit,))
+            return [str(row[0]) for row in c.fetchall()]
+
+    def erase_done(self, session_ids: Sequence[str]) -> None:
+        with self.datastore.transaction(commit=True) as c:
+            c.executemany(
+                f"DELETE FROM {ERASE_PENDING} WHERE session_id = ?",
+                [(key,) for key in session_ids],
+            )
 
     def _delete_snapshots(
         self, c: SQLiteCursor, snapshots: Any, session_ids: Sequence[str]

@@ -20,9 +20,9 @@ transaction.
 A contentless table forgets a row only given the exact text it indexed: the
 texts are recomputed from the session's stored events (``SearchView.texts``)
 and checked against the session's ``text_sum``. If they differ (the extractor
-changed, or the log cannot be read) the rows are dropped from the documents
-table, which every query joins, and the index is marked stale: the next search
-rebuilds it (docs/search.md#the-index).
+changed, or the log cannot be read) the indexed columns are rebuilt from FTS5's
+own terms (``fts5vocab``), so the rows are forgotten all the same, and the index
+is marked stale: the next search rebuilds it (docs/search.md#the-index).
 """
 
 from __future__ import annotations
@@ -219,6 +219,54 @@ def _fts_row(pairs: Pairs | None, number: int, text: str) -> tuple[str, str]:
     words = tokens(text)
     column = NO_PAIRS if pairs is None else pairs.column(number, words)
     return fts_body(words), column
+
+
+def _indexed_columns(c: SQLiteCursor, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+    """The ``body`` and ``pairs`` columns these rows were indexed with, rebuilt
+    from FTS5's own terms and their offsets (``fts5vocab`` instances): what a
+    contentless table needs to forget a row whose text cannot be derived again.
+    It reads the whole index, so it is only the fallback."""
+    if not ids:
+        return {}
+    c.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.agentlog_search_vocab "
+        f"USING fts5vocab(main, {FTS}, 'instance')"
+    )
+    c.execute(
+        "SELECT doc, col, term FROM temp.agentlog_search_vocab "
+        "WHERE doc IN (SELECT value FROM json_each(?)) ORDER BY doc, col, offset",
+        (json.dumps(sorted(ids)),),
+    )
+    columns: dict[int, dict[str, list[str]]] = {}
+    for doc, col, term in c.fetchall():
+        columns.setdefault(int(doc), {"body": [], "pairs": []})[col].append(term)
+    return {
+        doc: (" ".join(found["body"]), " ".join(found["pairs"]))
+        for doc, found in columns.items()
+    }
+
+
+def _drop_vanished_common(c: SQLiteCursor) -> None:
+    """Forget the common words no document holds any more (an erased session's
+    words must not stay in the index's metadata). Safe for phrases: no indexed
+    document has a pair with such a word, and a document indexed later that
+    holds it again gets no pair with it, so its phrases are found in the text."""
+    pairs = _pairs(c)
+    if pairs is None or not pairs.common:
+        return
+    c.execute(f"SELECT value FROM {META} WHERE name = 'common'")
+    common: list[str] = json.loads(c.fetchone()[0])
+    kept = []
+    for word in common:
+        c.execute(
+            f"SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? LIMIT 1", (body_phrase([word]),)
+        )
+        if c.fetchone() is not None:
+            kept.append(word)
+    if len(kept) < len(common):
+        c.execute(
+            f"UPDATE {META} SET value = ? WHERE name = 'common'", (json.dumps(kept),)
+        )
 
 
 def _choose_pairs(c: SQLiteCursor, number: int) -> Pairs:
@@ -510,13 +558,20 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                 )
             else:
                 log.warning(
-                    "search index: the texts of session %r changed since indexed; "
-                    "its rows stay in the full-text index until a rebuild",
+                    "search index: the texts of session %r changed since indexed "
+                    "or cannot be read; its rows are forgotten by the index's own "
+                    "terms, and the index is rebuilt at the next search",
                     session_id,
                 )
                 c.execute(
                     f"INSERT INTO {META} (name, value) VALUES ('stale', 1) "
                     "ON CONFLICT (name) DO UPDATE SET value = 1"
+                )
+                indexed = _indexed_columns(c, [rowid for rowid, _, _ in rows])
+                c.executemany(
+                    f"INSERT INTO {FTS} ({FTS}, rowid, body, pairs) "
+                    "VALUES ('delete', ?, ?, ?)",
+                    [(rowid, *indexed.get(rowid, ("", ""))) for rowid, _, _ in rows],
                 )
         c.execute(f"DELETE FROM {DOCS} WHERE label = ({_LABEL_OF})", (key,))
 
@@ -530,6 +585,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                     f"DELETE FROM {self.table_name} WHERE session_id = ?",
                     (encode_text(session_id),),
                 )
+            _drop_vanished_common(c)
 
         if cursor is not None:
             run(cursor)

@@ -208,6 +208,10 @@ def encryption_settings(env: Mapping[str, str]) -> EncryptionSettings | None:
     return EncryptionSettings(master_key, keystore)
 
 
+MEMORY_FACTORIES = ("agentlog.infrastructure.backends.memory",)
+"""The in-memory store's factory topics, as ``Sessions`` names them."""
+
+
 def default_keystore(env: Mapping[str, str]) -> str:
     """``<database>.keys`` beside a SQLite file; memory beside memory; else refused.
 
@@ -215,7 +219,8 @@ def default_keystore(env: Mapping[str, str]) -> str:
     operator names one (docs/encryption.md#where-keys-live).
     """
     module = env.get("PERSISTENCE_MODULE") or ""
-    if module == "eventsourcing.popo":
+    # The library's module name, or the factory agentlog puts in its place.
+    if module in ("", "eventsourcing.popo") or module.startswith(MEMORY_FACTORIES):
         return "memory:"
     if module == "eventsourcing.sqlite":
         database = env.get("SQLITE_DBNAME") or ""

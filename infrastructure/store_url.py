@@ -61,8 +61,13 @@ class StoreConfig:
 
 
 def mask_url(url: str) -> str:
-    """The URL with any password replaced by ``***`` (for messages and logs)."""
-    return re.sub(r"(//[^/@:]*:)[^@/]*@", r"\1***@", url)
+    """The URL with any password replaced by ``***`` (for messages and logs): the
+    user info's, and every parameter whose name holds ``password``
+    (``?password=``, ``sslpassword=``)."""
+    masked = re.sub(r"(//[^/@:]*:)[^@/]*@", r"\1***@", url)
+    return re.sub(
+        r"([?&][^=&#]*password[^=&#]*=)[^&#]*", r"\1***", masked, flags=re.IGNORECASE
+    )
 
 
 def _refuse(url: str, reason: str) -> StoreURLError:
@@ -173,6 +178,12 @@ def libpq_keywords() -> frozenset[str]:
 
 
 def _schema(url: str, value: str) -> str:
+    if value.startswith("pg_") or value == "information_schema":
+        raise _refuse(
+            url,
+            f"schema {value!r} is reserved by PostgreSQL (pg_* and "
+            "information_schema hold the system catalogs); name another",
+        )
     if not SCHEMA_NAME.fullmatch(value):
         raise _refuse(
             url,

@@ -103,7 +103,7 @@ def test_the_common_words_forget_an_erased_sessions_words(
 ) -> None:
     if crypto_env["PERSISTENCE_MODULE"] != "eventsourcing.sqlite":
         pytest.skip("the common-word pairs are the SQLite index's")
-    from agentlog.infrastructure.views import sqlite_search
+    from agentlog.infrastructure.backends.sqlite import search as sqlite_search
 
     app = open_app()
     write(app, "erased", "zanzibar zanzibar", "zanzibar answer", "zanzibar output")

@@ -156,6 +156,14 @@ class Sessions(Application[str]):
         except AgentlogError:
             self._close_partly_open()
             raise
+        except Exception as error:
+            # A driver's own error (a backend killed while the tables are made):
+            # every failure at open is typed (docs/errors.md).
+            self._close_partly_open()
+            where = f" {self._store_display}" if self._store_display else ""
+            reason = " ".join(str(error).split()) or type(error).__name__
+            msg = f"cannot open the store{where}: {reason}"
+            raise StoreUnavailableError(msg) from error
         self.invariants = invariants
         self.clock = clock
         self.snapshot_interval = int(

@@ -181,8 +181,13 @@ class AgentlogPostgresFactory(PostgresFactory):
             connection = psycopg.connect(**self._kwargs, autocommit=True)
         except psycopg.Error as error:
             raise unavailable(self._kwargs, error) from error
-        with connection:
-            yield connection
+        try:
+            with connection:
+                yield connection
+        except psycopg.Error as error:
+            # The backend killed while opening (AdminShutdown), the connection
+            # lost: as typed as a refused connection (docs/errors.md).
+            raise unavailable(self._kwargs, error) from error
 
     @contextlib.contextmanager
     def _ddl_lock(self) -> Iterator[None]:

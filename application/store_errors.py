@@ -9,9 +9,18 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
-from eventsourcing.persistence import InterfaceError, OperationalError, ProgrammingError
+from eventsourcing.persistence import (
+    ConnectionPoolClosedError,
+    InterfaceError,
+    OperationalError,
+    ProgrammingError,
+)
 
-from agentlog.domain.errors import StoreNotFoundError, StoreUnavailableError
+from agentlog.domain.errors import (
+    StoreClosedError,
+    StoreNotFoundError,
+    StoreUnavailableError,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -28,7 +37,11 @@ def store_errors() -> Iterator[None]:
     """Turn the library's "cannot reach the store" errors into ours."""
     try:
         yield
+    except ConnectionPoolClosedError as error:
+        raise StoreClosedError from error
     except UNAVAILABLE as error:
+        if type(error.__cause__).__name__ == "PoolClosed":  # PostgreSQL's pool
+            raise StoreClosedError from error
         raise StoreUnavailableError(unavailable_message(error)) from error
     except ProgrammingError as error:
         # PostgreSQL's undefined_table / invalid_schema_name: a store opened with

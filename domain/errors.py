@@ -192,6 +192,15 @@ class StoreNotFoundError(StoreUnavailableError):
     """A store opened without creating it does not exist (a missing SQLite file)."""
 
 
+class StoreClosedError(StoreUnavailableError):
+    """The ``Sessions`` was closed: nothing more is read or written through it."""
+
+    MESSAGE = "the store is closed (Sessions.close() was called); open it again"
+
+    def __init__(self) -> None:
+        super().__init__(self.MESSAGE)
+
+
 class CorruptSessionLogError(PersistenceError):
     """A stored log cannot be decoded or fails the strict surface fold."""
 

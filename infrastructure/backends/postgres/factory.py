@@ -28,6 +28,7 @@ import psycopg
 from eventsourcing.persistence import InterfaceError, OperationalError
 from eventsourcing.postgres import PostgresFactory
 from psycopg.sql import SQL, Identifier
+from psycopg_pool import PoolClosed
 
 from agentlog.domain.errors import StoreUnavailableError
 from agentlog.infrastructure.backends.postgres.recorders import PostgresSessionRecorder
@@ -113,8 +114,8 @@ def lost_connection(error: BaseException) -> bool:
     connection failures have none.
     """
     cause = error.__cause__
-    if isinstance(cause, psycopg.errors.PipelineAborted):
-        return False
+    if isinstance(cause, (psycopg.errors.PipelineAborted, PoolClosed)):
+        return False  # a closed Sessions: nothing was lost
     sqlstate = getattr(cause, "sqlstate", None)
     return (
         sqlstate is None

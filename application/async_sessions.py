@@ -159,7 +159,7 @@ class AsyncSessions:
                 await self._hold(session_id, holder, wait)
             try:
                 handle = await self.run(
-                    app._command_handle,
+                    app.unit_of_work.handle_for_command,
                     session_id,
                     outermost=depth == 1,
                     create=create,
@@ -170,21 +170,21 @@ class AsyncSessions:
                 try:
                     yield handle
                     if depth == 1:
-                        await self.finish(app.flush_command, handle)
+                        await self.finish(app.saver.flush_command, handle)
                 except BaseException:
                     # A cancelled task still leaves nothing half-written.
-                    await self.finish(app.roll_back, handle, mark)
+                    await self.finish(app.unit_of_work.roll_back, handle, mark)
                     raise
             finally:
                 if depth == 1:
-                    app._locks.release(session_id, holder)
+                    app.locks.release(session_id, holder)
         finally:
             self._locks.release(session_id, holder)
 
     async def _hold(self, session_id: str, owner: object, wait: float) -> None:
         """Take the in-process lock (shared with threads) on a pool thread."""
         task = asyncio.ensure_future(
-            self.run(self.app._locks.acquire, session_id, owner, wait)
+            self.run(self.app.locks.acquire, session_id, owner, wait)
         )
         try:
             await asyncio.shield(task)
@@ -192,7 +192,7 @@ class AsyncSessions:
             # The pool thread may still get the lock: give it back when it does.
             def give_back(done: asyncio.Future[int]) -> None:
                 if not done.cancelled() and done.exception() is None:
-                    self.app._locks.release(session_id, owner)
+                    self.app.locks.release(session_id, owner)
 
             task.add_done_callback(give_back)
             raise

@@ -371,14 +371,14 @@ class SessionEraser:
         try:
             for session_id in sorted(set(ids)):
                 if wait:
-                    self.app._locks.acquire(session_id, owner, self.app.command_timeout)
-                elif not self.app._locks.try_hold(session_id, owner):
+                    self.app.locks.acquire(session_id, owner, self.app.command_timeout)
+                elif not self.app.locks.try_hold(session_id, owner):
                     continue
                 held.append(session_id)
             yield held
         finally:
             for session_id in held:
-                self.app._locks.release(session_id, owner)
+                self.app.locks.release(session_id, owner)
 
     def _run_hooks(self, ids: tuple[str, ...]) -> None:
         """Every hook runs; the first failure is raised after the others ran."""

@@ -184,7 +184,7 @@ def _store_rest(
     except IntegrityError:
         msg = f'session "{handle.id}" already exists'
         raise SessionAlreadyExistsError(msg) from None
-    app._take_live_snapshot(aggregate, 0)  # as a flush of these rows would
+    app.saver.snapshot_if_due(aggregate, 0)  # as a flush of these rows would
 
 
 def _header_args(header: Mapping[str, Any]) -> dict[str, Any]:

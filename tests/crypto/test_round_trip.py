@@ -229,7 +229,7 @@ def test_a_lost_commit_reply_is_recognised_under_encryption(
     app.flush(handle)
     stored = app.recorder.select_events("s1", gt=1, lte=2)[0]
     assert app.mapper.to_stored_event(pending[1]).state != stored.state
-    assert app._already_saved(pending)
+    assert app.saver.already_saved(pending)
 
 
 def test_a_sealed_row_opens_only_in_place(

@@ -100,7 +100,7 @@ def test_a_taken_child_id_is_refused_and_nothing_is_written(
             5,
             cwd=None,
             child_id=taken,
-            project=app._project_checked,
+            project=app.loader.project,
             clock=app.clock,
             snapshot=True,
         )

@@ -1,0 +1,220 @@
+"""Saving: a live handle's pending events become one transaction of the store.
+
+:meth:`SessionSaver.flush` is the durability checkpoint of a session; a command's
+flush settles a commit whose reply was lost by asking the store
+(:meth:`SessionSaver.flush_command`); a live snapshot is taken after a flush that
+crosses the snapshot interval.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from eventsourcing.persistence import IntegrityError
+
+from agentlog.application.locks import thread_owner
+from agentlog.application.store_errors import (
+    UNAVAILABLE,
+    store_errors,
+    unavailable_message,
+)
+from agentlog.domain.errors import (
+    AgentlogError,
+    SessionClosedError,
+    SessionConflictError,
+    SessionErasedError,
+    StaleSessionError,
+    StoreUnavailableError,
+)
+from agentlog.domain.events import SessionEvent
+from agentlog.domain.session import Session, SessionSnapshot
+
+if TYPE_CHECKING:
+    from agentlog.application.handle import SessionHandle
+    from agentlog.application.sessions import Sessions
+
+SETTLE_ATTEMPTS = 5
+SETTLE_WAIT = 0.05
+logger = logging.getLogger(__name__)
+
+
+class SessionSaver:
+    """Flushes live handles of one ``Sessions`` and settles uncertain commits."""
+
+    def __init__(self, app: Sessions) -> None:
+        self.app = app
+
+    def flush(self, handle: SessionHandle) -> None:
+        """Save one handle's pending events in one transaction (``Sessions``)."""
+        if handle.closed:
+            raise SessionClosedError(handle.id)
+        if handle.stale:
+            raise StaleSessionError(handle.id)
+        app = self.app
+        aggregate = handle.aggregate
+        pending = list(aggregate.pending_events)
+        if not any(isinstance(event, SessionEvent) for event in pending):
+            return
+        first_version = pending[0].originator_version
+        failures = self.connection_failures()
+        try:
+            app.events.put(pending)
+        except SessionErasedError:
+            # Erased meanwhile (by another process, or before this handle was
+            # taken over): nothing is written, and the handle is done.
+            logger.info("flush of session %r refused: it was erased", handle.id)
+            app.live.forget(handle)
+            handle.stale = True
+            raise
+        except IntegrityError as error:
+            # The PostgreSQL recorder retries a lost connection itself: a retry of
+            # a commit whose reply was lost meets its own rows, which is not a
+            # conflict. Only then (or after an earlier lost flush) are the stored
+            # rows compared with ours: two writers may append identical bytes.
+            retried = self.connection_failures() != failures
+            with store_errors():
+                saved = (retried or handle.uncertain) and self.already_saved(pending)
+            if not saved:
+                handle.stale = True
+                with store_errors():
+                    erased = app.is_erased(handle.id)
+                if erased:
+                    # The tombstone took the version this flush meant to write.
+                    app.live.forget(handle)
+                    raise SessionErasedError(handle.id) from error
+                logger.info(
+                    "conflict on session %r at seq %d: another writer saved first",
+                    handle.id,
+                    max(first_version - 2, 0),
+                )
+                raise SessionConflictError(
+                    handle.id, max(first_version - 2, 0)
+                ) from error
+            logger.info(
+                "session %r: the flush that lost its connection had committed",
+                handle.id,
+            )
+        except UNAVAILABLE as error:
+            handle.uncertain = True
+            logger.warning(
+                "store unavailable while flushing session %r; %d event(s) kept "
+                "for the next flush: %s",
+                handle.id,
+                len(pending),
+                error,
+            )
+            raise StoreUnavailableError(unavailable_message(error)) from error
+        handle.uncertain = False
+        del aggregate.pending_events[: len(pending)]
+        app.live.saved(handle, evict=True)
+        self.snapshot_if_due(aggregate, first_version - 1)
+
+    def flush_idle(self) -> None:
+        """Flush every dirty live handle no command in another thread holds."""
+        app = self.app
+        owner = thread_owner()
+        for live in app.live.dirty():
+            if live.stale or live.closed:
+                continue
+            if not app.locks.try_hold(live.id, owner):
+                continue
+            try:
+                self.flush(live)
+            finally:
+                app.locks.release(live.id, owner)
+
+    def flush_command(self, handle: SessionHandle) -> None:
+        """Flush a command's events; after an outage, find out if they committed.
+
+        A connection lost during the commit leaves the outcome unknown, and a
+        failed request must store nothing while an acknowledged one is never
+        lost: so the store is asked. Committed: the command succeeded. Not
+        committed: the error stands (the block is rolled back; safe to retry).
+        Unreachable still: the handle is closed and the error says the outcome is
+        unknown (the next command reads what the store holds).
+        """
+        try:
+            self.flush(handle)
+        except StoreUnavailableError as error:
+            outcome = self.settle(handle)
+            if outcome is True:
+                return
+            if outcome is None:
+                self.app.live.forget(handle)
+                msg = f"{error}; whether the command was stored is unknown"
+                raise StoreUnavailableError(msg) from error.__cause__
+            raise
+
+    def settle(self, handle: SessionHandle) -> bool | None:
+        """Whether the handle's pending events are stored (``None``: cannot tell)."""
+        pending = list(handle.aggregate.pending_events)
+        for attempt in range(SETTLE_ATTEMPTS):
+            try:
+                with store_errors():
+                    saved = self.already_saved(pending)
+            except StoreUnavailableError:
+                time.sleep(SETTLE_WAIT * (attempt + 1))
+                continue
+            if saved:
+                logger.info(
+                    "session %r: the commit that lost its connection had succeeded",
+                    handle.id,
+                )
+                del handle.aggregate.pending_events[: len(pending)]
+                handle.uncertain = False
+                self.app.live.saved(handle)
+            return saved
+        return None
+
+    def connection_failures(self) -> int:
+        """Connections this thread lost so far (the factory counts, if it can)."""
+        count = getattr(self.app.factory, "connection_failures", None)
+        return int(count()) if callable(count) else 0
+
+    def already_saved(self, pending: list[Any]) -> bool:
+        """Whether the store holds exactly these events (a commit, reply lost)."""
+        events = [event for event in pending if isinstance(event, SessionEvent)]
+        if not events:
+            return False
+        app = self.app
+        rows = app.recorder.select_events(
+            events[0].originator_id,
+            gt=events[0].originator_version - 1,
+            lte=events[-1].originator_version,
+        )
+        # Compared as plain bytes: a sealed state differs at every encryption.
+        mapper = app.session_mapper
+        mine = [mapper.plain_state(event) for event in events]
+        if len(rows) != len(mine):
+            return False
+        try:
+            return all(
+                row.topic == topic and mapper.decode_bytes(row) == plain
+                for row, (topic, plain) in zip(rows, mine, strict=True)
+            )
+        except AgentlogError:
+            return False  # a row we cannot read (another key, corrupt) is not ours
+
+    def snapshot_if_due(self, aggregate: Session, previous_version: int) -> None:
+        """Snapshot the live aggregate when a save crossed the snapshot interval.
+
+        ``previous_version`` is the version before the save (0: a new stream).
+        """
+        app = self.app
+        if app.snapshots is None or app.snapshot_interval <= 0:
+            return
+        interval = app.snapshot_interval
+        if aggregate.version // interval == previous_version // interval:
+            return
+        try:
+            app.snapshots.put([SessionSnapshot.take(aggregate)])
+            app.eraser.after_snapshot(aggregate.id)
+        except IntegrityError:
+            pass  # another writer saved this snapshot first
+        except UNAVAILABLE:
+            # A snapshot only speeds loading up: the events are already stored.
+            logger.warning(
+                "snapshot of session %r skipped: store unavailable", aggregate.id
+            )

@@ -1,0 +1,207 @@
+"""The unit of work: one request holds a session, and stores all or nothing.
+
+:meth:`UnitOfWork.command` takes the session's in-process lock
+(:class:`~agentlog.application.locks.SessionLocks`), gives the block a handle that
+starts from the stored state, flushes on success and rolls back on any error;
+:meth:`UnitOfWork.run_with_retry` re-runs a whole command after a conflict.
+``AsyncSessions`` shares the same steps (:meth:`handle_for_command`,
+:meth:`roll_back`) around its own task locks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from eventsourcing.utils import retry
+
+from agentlog.application.locks import thread_owner
+from agentlog.domain.errors import (
+    SessionAlreadyExistsError,
+    SessionConflictError,
+    SessionError,
+)
+from agentlog.domain.session import (
+    Session,
+    SessionCreated,
+    check_known_session_id,
+    check_session_id,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from agentlog.application.handle import SessionHandle
+    from agentlog.application.sessions import Sessions
+
+T = TypeVar("T")
+logger = logging.getLogger(__name__)
+
+
+class UnitOfWork:
+    """Commands over the sessions of one ``Sessions``: lock, work, flush or undo."""
+
+    def __init__(self, app: Sessions) -> None:
+        self.app = app
+
+    @contextlib.contextmanager
+    def command(
+        self,
+        session_id: str,
+        *,
+        create: bool = False,
+        cwd: str | None = None,
+        owner: str | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[SessionHandle]:
+        """Hold a session for one request (see ``Sessions.command``)."""
+        if create:
+            check_session_id(session_id)
+        else:
+            check_known_session_id(session_id)
+        app = self.app
+        holder = thread_owner()
+        wait = app.command_timeout if timeout is None else timeout
+        with self.holding(session_id, holder, wait) as depth:
+            handle = self.handle_for_command(
+                session_id,
+                outermost=depth == 1,
+                create=create,
+                cwd=cwd,
+                owner=owner,
+            )
+            mark = len(handle.aggregate.pending_events)
+            try:
+                yield handle
+                if depth == 1:
+                    app.saver.flush_command(handle)
+            except BaseException:
+                self.roll_back(handle, mark)
+                raise
+
+    @contextlib.contextmanager
+    def holding(self, session_id: str, owner: Any, timeout: float) -> Iterator[int]:
+        """Hold the session's in-process lock for ``owner``; yields the depth."""
+        locks = self.app.locks
+        depth = locks.acquire(session_id, owner, timeout)
+        try:
+            yield depth
+        finally:
+            locks.release(session_id, owner)
+
+    def handle_for_command(
+        self,
+        session_id: str,
+        *,
+        outermost: bool,
+        create: bool,
+        cwd: str | None,
+        owner: str | None,
+    ) -> SessionHandle:
+        """The handle a command works on, starting from the stored state.
+
+        Called with the session's lock held (by a thread or a task).
+        """
+        app = self.app
+        handle = app.live.get(session_id)
+        if handle is not None and not handle.stale:
+            if outermost and handle.unflushed:
+                # Work appended outside any command (a get_session loop in this
+                # process) is saved first, so the block starts from stored state.
+                app.saver.flush(handle)
+            return app.get_session(session_id)
+        if create and not app.is_stored(session_id):
+            try:
+                return app.create_session(cwd=cwd, session_id=session_id, owner=owner)
+            except SessionAlreadyExistsError:
+                # Another process stored it between the two checks: work on theirs,
+                # as if this command had come second.
+                logger.info(
+                    "session %r was created concurrently; loading it", session_id
+                )
+        return app.get_session(session_id)
+
+    def roll_back(self, handle: SessionHandle, mark: int) -> None:
+        """Drop the handle's pending events after the first ``mark``.
+
+        The aggregate is rebuilt from the store plus the kept events (the events
+        already folded into it cannot be unfolded). If that read fails, the handle
+        is closed and the next command reads the session again.
+        """
+        live = self.app.live
+        pending = handle.aggregate.pending_events
+        dropped = len(pending) - mark
+        if dropped <= 0 and not handle.stale:
+            return
+        logger.info(
+            "discarding %d event(s) of a failed command on session %r",
+            max(dropped, 0),
+            handle.id,
+        )
+        if handle.stale:
+            live.forget(handle)
+            return
+        try:
+            rebuilt = self.rebuilt(handle.id, list(pending[:mark]))
+        except Exception:
+            logger.warning(
+                "could not rebuild session %r after a failed command; its handle "
+                "is closed and the next command reads it again",
+                handle.id,
+                exc_info=True,
+            )
+            live.forget(handle)
+            return
+        handle.replace_aggregate(rebuilt)
+        live.saved(handle)
+
+    def rebuilt(self, session_id: str, keep: list[Any]) -> Session:
+        """The stored session (or a new one) with the ``keep`` events re-applied."""
+        app = self.app
+        aggregate: Session
+        if keep and isinstance(keep[0], SessionCreated):
+            aggregate = keep[0].mutate(None)
+            rest = keep[1:]
+        else:
+            aggregate = app.load_aggregate(session_id)
+            rest = keep
+        for event in rest:
+            if event.originator_version != aggregate.version + 1:
+                raise SessionConflictError(session_id, aggregate.seq)
+            aggregate.apply_envelope(event.envelope)
+            aggregate.version = event.originator_version
+        aggregate.pending_events.extend(keep)
+        aggregate.invariants = app.invariants
+        aggregate.clock = app.clock
+        return aggregate
+
+    def run_with_retry(
+        self,
+        session_id: str,
+        command: Callable[[SessionHandle], T],
+        *,
+        attempts: int = 100,
+        wait: float = 0.01,
+    ) -> T:
+        """Run ``command`` as a unit of work; retry on conflict (``Sessions``)."""
+        if not callable(command):
+            msg = (
+                f"run_with_retry needs a callable command, got {type(command).__name__}"
+            )
+            raise SessionError(msg)
+
+        def attempt() -> T:
+            try:
+                with self.command(session_id) as handle:
+                    return command(handle)
+            except SessionConflictError:
+                logger.info(
+                    "conflict on session %r; re-running the command", session_id
+                )
+                raise
+
+        retrying: Callable[[], T] = retry(
+            SessionConflictError, max_attempts=attempts, wait=wait
+        )(attempt)
+        return retrying()

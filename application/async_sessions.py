@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
+from agentlog.application.locks import acting_as
 from agentlog.application.query import SessionQuery
 from agentlog.application.sessions import Sessions
 from agentlog.domain.errors import (
@@ -120,7 +122,10 @@ class AsyncSessions:
         """Run a blocking call on the pool and await it."""
         loop = asyncio.get_running_loop()
         call = functools.partial(function, *args, **kwargs)
-        return await loop.run_in_executor(self.executor, call)
+        # The task's context goes along: a read inside this task's command then
+        # sees the command's own pending events (``current_owner``).
+        context = contextvars.copy_context()
+        return await loop.run_in_executor(self.executor, context.run, call)
 
     async def finish(
         self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs
@@ -154,6 +159,8 @@ class AsyncSessions:
         holder = asyncio.current_task()
         wait = app.command_timeout if timeout is None else timeout
         depth = await self._locks.acquire(session_id, holder, wait)
+        acting = acting_as(holder)
+        acting.__enter__()
         try:
             if depth == 1:
                 await self._hold(session_id, holder, wait)
@@ -173,12 +180,15 @@ class AsyncSessions:
                         await self.finish(app.saver.flush_command, handle)
                 except BaseException:
                     # A cancelled task still leaves nothing half-written.
-                    await self.finish(app.unit_of_work.roll_back, handle, mark)
+                    await self.finish(
+                        app.unit_of_work.roll_back, handle, mark, created=depth == 1
+                    )
                     raise
             finally:
                 if depth == 1:
                     app.locks.release(session_id, holder)
         finally:
+            acting.__exit__(None, None, None)
             self._locks.release(session_id, holder)
 
     async def _hold(self, session_id: str, owner: object, wait: float) -> None:
@@ -204,11 +214,17 @@ class AsyncSessions:
         *,
         attempts: int = 100,
         wait: float = 0.01,
+        create: bool = False,
+        cwd: str | None = None,
+        owner: str | None = None,
     ) -> T:
-        """Run ``command`` as a unit of work; re-run it whole after a conflict."""
+        """Run ``command`` as a unit of work; re-run it whole after a conflict
+        (``create``, ``cwd``, ``owner``: as for :meth:`command`)."""
         for attempt in range(attempts):
             try:
-                async with self.command(session_id) as handle:
+                async with self.command(
+                    session_id, create=create, cwd=cwd, owner=owner
+                ) as handle:
                     return await command(handle)
             except SessionConflictError:
                 if attempt == attempts - 1:

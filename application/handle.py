@@ -32,6 +32,8 @@ class SessionHandle:
         self.closed = False
         self.uncertain = False
         """A flush lost its connection: the next one checks what was committed."""
+        self.commands = 0
+        """How many commands have taken this handle (a read's consistency check)."""
 
     @property
     def detached(self) -> bool:

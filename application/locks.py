@@ -8,15 +8,17 @@ while held or awaited, so the table never grows with the number of sessions.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from agentlog.domain.errors import SessionBusyError
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable
+    from collections.abc import Hashable, Iterator
 
 DEFAULT_COMMAND_TIMEOUT = 30.0
 
@@ -72,6 +74,12 @@ class SessionLocks:
         with self._mutex:
             self._forget(session_id, entry)
 
+    def owner_of(self, session_id: str) -> Hashable | None:
+        """Who holds the session now, if anyone (a hint: it may change)."""
+        with self._mutex:
+            entry = self._entries.get(session_id)
+            return None if entry is None else entry.owner
+
     def is_held(self, session_id: str) -> bool:
         """Whether some owner holds the session now (a hint: it may change)."""
         with self._mutex:
@@ -95,3 +103,26 @@ class SessionLocks:
 def thread_owner() -> Hashable:
     """The owner token of synchronous callers: the current thread."""
     return ("thread", threading.get_ident())
+
+
+_acting_owner: ContextVar[Hashable | None] = ContextVar("agentlog_owner", default=None)
+
+
+def current_owner() -> Hashable:
+    """Who is asking: the task an ``AsyncSessions`` command runs in, else the thread.
+
+    Reads use it to tell the caller's own open unit of work (whose pending events
+    it sees) from another's (whose it never sees).
+    """
+    owner = _acting_owner.get()
+    return thread_owner() if owner is None else owner
+
+
+@contextlib.contextmanager
+def acting_as(owner: Hashable) -> Iterator[None]:
+    """Make ``owner`` the :func:`current_owner` of this context (and its copies)."""
+    token = _acting_owner.set(owner)
+    try:
+        yield
+    finally:
+        _acting_owner.reset(token)

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 CreatedObserver = Callable[["SessionHandle"], None]
 EventObserver = Callable[["SessionHandle", "Envelope"], None]
 
-logger = logging.getLogger(__name__)
+# The logger docs/service.md names for observer failures (kept across the split).
+logger = logging.getLogger("agentlog.application.sessions")
 
 
 class Observers:

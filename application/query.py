@@ -174,22 +174,31 @@ class SessionQuery:
     def _admits(self, header: Header) -> bool:
         return self._scope is None or self._scope.admits(header)
 
-    def _live(self, session_id: str) -> SessionHandle | None:
-        """The live handle of an id, if the scope sees it."""
-        handle = self.app.live_session(session_id)
+    def _live(self, session_id: str, *, fresh: bool = True) -> SessionHandle | None:
+        """The live handle of an id, if the scope sees it and the caller may read
+        it (committed reads: ``Sessions.readable_live``)."""
+        handle = self.app.readable_live(session_id, fresh=fresh)
         if handle is None or not self._admits(handle.header):
             return None
         return handle
 
     def _live_all(self) -> list[SessionHandle]:
-        return [h for h in self.app.live_sessions() if self._admits(h.header)]
+        return [
+            h
+            for h in self.app.live_sessions()
+            if self._admits(h.header) and self.app.reads.readable(h)
+        ]
 
     def _unflushed(self) -> list[SessionHandle]:
-        return [h for h in self.app.unflushed_sessions() if self._admits(h.header)]
+        return [
+            h
+            for h in self.app.unflushed_sessions()
+            if self._admits(h.header) and self.app.reads.readable(h)
+        ]
 
     def _visible_ids(self, session_ids: Sequence[str]) -> set[str]:
         """Which of these ids the scope sees (live or stored), in one view read."""
-        found = {key for key in session_ids if self._live(key) is not None}
+        found = {key for key in session_ids if self._live(key, fresh=False) is not None}
         rest = [key for key in session_ids if key not in found]
         reader = self.persistence
         if not rest or reader is None:

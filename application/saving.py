@@ -29,7 +29,7 @@ from agentlog.domain.errors import (
     StoreUnavailableError,
 )
 from agentlog.domain.events import SessionEvent
-from agentlog.domain.session import Session, SessionSnapshot
+from agentlog.domain.session import Session, SessionCreated, SessionSnapshot
 
 if TYPE_CHECKING:
     from agentlog.application.handle import SessionHandle
@@ -55,7 +55,7 @@ class SessionSaver:
         app = self.app
         aggregate = handle.aggregate
         pending = list(aggregate.pending_events)
-        if not any(isinstance(event, SessionEvent) for event in pending):
+        if not pending:
             return
         first_version = pending[0].originator_version
         failures = self.connection_failures()
@@ -175,7 +175,11 @@ class SessionSaver:
 
     def already_saved(self, pending: list[Any]) -> bool:
         """Whether the store holds exactly these events (a commit, reply lost)."""
-        events = [event for event in pending if isinstance(event, SessionEvent)]
+        events = [
+            event
+            for event in pending
+            if isinstance(event, (SessionEvent, SessionCreated))
+        ]
         if not events:
             return False
         app = self.app

@@ -17,7 +17,6 @@ of work (``unit_of_work``), saving (``saver``), forking
 from __future__ import annotations
 
 import logging
-import threading
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from agentlog.application.configuration import ConfiguredApplication
@@ -29,6 +28,7 @@ from agentlog.application.live import LiveSessions
 from agentlog.application.loading import SessionLoader
 from agentlog.application.locks import DEFAULT_COMMAND_TIMEOUT, SessionLocks
 from agentlog.application.observers import CreatedObserver, EventObserver, Observers
+from agentlog.application.out_of_band import OutOfBandAppends
 from agentlog.application.saving import SessionSaver
 from agentlog.application.session_reads import SessionReads
 from agentlog.application.store_errors import store_errors
@@ -87,21 +87,22 @@ class Sessions(ConfiguredApplication):
         clock: Clock = now_ms,
         max_live: int | None = None,
         command_timeout: float = DEFAULT_COMMAND_TIMEOUT,
+        freshness_check: bool = True,
     ) -> None:
         """Open the store ``store`` names (see :meth:`construct_env` for the rest).
 
         ``create_tables=False`` never creates anything (run ``agentlog migrate``
         once instead); ``max_live`` bounds the live handles kept after they are
         flushed; ``command_timeout`` is how long :meth:`command` waits for a
-        session another thread holds.
+        session another thread holds. ``freshness_check=False`` skips the store
+        version check of reads and commands on live handles: only for a store
+        this process alone writes (docs/service.md#isolation).
         """
         self.locks = SessionLocks()
         """Per-session in-process locks, shared by commands, erasure and async."""
         self.live = LiveSessions(self.locks, DEFAULT_MAX_LIVE)
         """This process's live handles (see :class:`LiveSessions`)."""
         self.observers = Observers(self.live)
-        self._out_of_band: set[str] = set()
-        self._out_of_band_mutex = threading.Lock()
         super().__init__(env, store=store, create_tables=create_tables)
         self.invariants = invariants
         self.clock = clock
@@ -114,12 +115,14 @@ class Sessions(ConfiguredApplication):
             else max_live
         )
         self.command_timeout = command_timeout
+        self.freshness_check = freshness_check
         self.stored_log = StoredLog(self)
         self.history = MessageHistory(self.recorder, self.stored_log.envelope)
         self.loader = SessionLoader(self)
         self.saver = SessionSaver(self)
         self.unit_of_work = UnitOfWork(self)
         self.reads = SessionReads(self)
+        self.out_of_band = OutOfBandAppends(self)
         self.eraser = SessionEraser(self)
         # An erase that committed but could not finish (keys, scrub) before its
         # process stopped or failed is finished now (docs/erasure.md).
@@ -171,7 +174,7 @@ class Sessions(ConfiguredApplication):
         owner: str | None = None,
         strict: bool = False,
     ) -> SessionHandle:
-        """Start a live session; nothing is stored until its first non-empty flush.
+        """Start a live session; it is stored at its first flush or close.
 
         ``owner`` (a tenant or user id) is an immutable header field that session
         filters select by (docs/events.md#header); forks inherit it.
@@ -248,6 +251,9 @@ class Sessions(ConfiguredApplication):
         *,
         attempts: int = 100,
         wait: float = 0.01,
+        create: bool = False,
+        cwd: str | None = None,
+        owner: str | None = None,
     ) -> T:
         """Run ``command`` as a unit of work (:meth:`command`); retry on conflict.
 
@@ -256,10 +262,17 @@ class Sessions(ConfiguredApplication):
         reloaded from the store and the whole command runs again, up to
         ``attempts`` times (the library's :func:`~eventsourcing.utils.retry`, with
         jittered waits). Any other error discards the command's events and
-        propagates.
+        propagates. ``create``, ``cwd`` and ``owner`` are :meth:`command`'s: two
+        processes creating one session both succeed, one as the second writer.
         """
         return self.unit_of_work.run_with_retry(
-            session_id, command, attempts=attempts, wait=wait
+            session_id,
+            command,
+            attempts=attempts,
+            wait=wait,
+            create=create,
+            cwd=cwd,
+            owner=owner,
         )
 
     def roll_back(self, handle: SessionHandle, mark: int) -> None:
@@ -289,8 +302,8 @@ class Sessions(ConfiguredApplication):
     def flush(self, handle: SessionHandle | None = None) -> None:
         """Save pending events: one transaction per session, or every live session.
 
-        A session whose only pending event is its creation is not saved (nothing is
-        persisted before the first event). A concurrency conflict raises
+        A created session is stored at its first flush, even with no events
+        (docs/service.md#sessions-exist-when-created). A concurrency conflict raises
         :class:`SessionConflictError` and marks the handle stale. An unreachable
         store raises :class:`StoreUnavailableError` and keeps the pending events,
         so the next flush saves them exactly once (if the lost transaction did
@@ -333,6 +346,18 @@ class Sessions(ConfiguredApplication):
             return None
         return self.live.get(session_id)
 
+    def readable_live(
+        self, session_id: str, *, fresh: bool = True
+    ) -> SessionHandle | None:
+        """The live handle a read by this caller may use (committed reads).
+
+        ``None`` when another thread's or task's command holds the session, or
+        when the store moved past the handle (``fresh``): read the store then.
+        """
+        if type(session_id) is not str:
+            return None
+        return self.reads.visible(session_id, fresh=fresh)
+
     def live_sessions(self) -> list[SessionHandle]:
         return self.live.handles()
 
@@ -358,31 +383,7 @@ class Sessions(ConfiguredApplication):
         wrapped in a zero-step turn (``trigger: {kind: "session-title"}``), closed
         even when the inner append fails, and flushed at once.
         """
-        with self._out_of_band_mutex:
-            if handle.id in self._out_of_band:
-                msg = (
-                    f'session "{handle.id}" already has an out-of-band append in '
-                    "progress"
-                )
-                raise SessionError(msg)
-            self._out_of_band.add(handle.id)
-        try:
-            aggregate = handle.aggregate
-            if aggregate.turns.open_turn is not None:
-                return handle.append(event_type, data)
-            turn = aggregate.turns.next_turn
-            handle.append(
-                "turn/start", {"turn": turn, "trigger": {"kind": "session-title"}}
-            )
-            try:
-                return handle.append(event_type, data)
-            finally:
-                handle.append(
-                    "turn/end", {"turn": turn, "reason": {"kind": "completed"}}
-                )
-                self.flush(handle)
-        finally:
-            self._out_of_band.discard(handle.id)
+        return self.out_of_band.append(handle, event_type, data)
 
     # ------------------------------------------------------------------ fork
 

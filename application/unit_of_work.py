@@ -77,7 +77,7 @@ class UnitOfWork:
                 if depth == 1:
                     app.saver.flush_command(handle)
             except BaseException:
-                self.roll_back(handle, mark)
+                self.roll_back(handle, mark, created=depth == 1)
                 raise
 
     @contextlib.contextmanager
@@ -104,33 +104,67 @@ class UnitOfWork:
         Called with the session's lock held (by a thread or a task).
         """
         app = self.app
-        handle = app.live.get(session_id)
-        if handle is not None and not handle.stale:
-            if outermost and handle.unflushed:
-                # Work appended outside any command (a get_session loop in this
-                # process) is saved first, so the block starts from stored state.
-                app.saver.flush(handle)
-            return app.get_session(session_id)
-        if create and not app.is_stored(session_id):
+        handle = self._current(session_id, outermost=outermost)
+        if handle is None and create and not app.is_stored(session_id):
             try:
-                return app.create_session(cwd=cwd, session_id=session_id, owner=owner)
+                handle = app.create_session(cwd=cwd, session_id=session_id, owner=owner)
             except SessionAlreadyExistsError:
                 # Another process stored it between the two checks: work on theirs,
                 # as if this command had come second.
                 logger.info(
                     "session %r was created concurrently; loading it", session_id
                 )
+        if handle is None:
+            handle = app.get_session(session_id)
+        handle.commands += 1
+        return handle
+
+    def _current(self, session_id: str, *, outermost: bool) -> SessionHandle | None:
+        """The live handle if it is usable as the command's start, else ``None``.
+
+        Work appended outside any command (a ``get_session`` loop in this
+        process) is saved first, so the block starts from stored state. A handle
+        the store has moved past (another process wrote) is dropped, so the
+        command loads the session again instead of working on an old state.
+        """
+        app = self.app
+        handle = app.live.get(session_id)
+        if handle is None or handle.stale:
+            return None
+        if not outermost:
+            return app.get_session(session_id)
+        if handle.unflushed:
+            app.saver.flush(handle)
+        if (
+            app.freshness_check
+            and not handle.aggregate.pending_events
+            and app.reads.stored_version(session_id) != handle.aggregate.version
+        ):
+            logger.info(
+                "session %r moved on in the store; loading it again", session_id
+            )
+            app.live.forget(handle)
+            return None
         return app.get_session(session_id)
 
-    def roll_back(self, handle: SessionHandle, mark: int) -> None:
+    def roll_back(
+        self, handle: SessionHandle, mark: int, *, created: bool = False
+    ) -> None:
         """Drop the handle's pending events after the first ``mark``.
 
         The aggregate is rebuilt from the store plus the kept events (the events
         already folded into it cannot be unfolded). If that read fails, the handle
-        is closed and the next command reads the session again.
+        is closed and the next command reads the session again. A session the
+        failed outermost command ``created`` (never stored) is dropped whole.
         """
         live = self.app.live
         pending = handle.aggregate.pending_events
+        if created and pending and isinstance(pending[0], SessionCreated):
+            logger.info(
+                "dropping session %r: the command that created it failed", handle.id
+            )
+            live.forget(handle)
+            return
         dropped = len(pending) - mark
         if dropped <= 0 and not handle.stale:
             return
@@ -183,6 +217,9 @@ class UnitOfWork:
         *,
         attempts: int = 100,
         wait: float = 0.01,
+        create: bool = False,
+        cwd: str | None = None,
+        owner: str | None = None,
     ) -> T:
         """Run ``command`` as a unit of work; retry on conflict (``Sessions``)."""
         if not callable(command):
@@ -193,7 +230,9 @@ class UnitOfWork:
 
         def attempt() -> T:
             try:
-                with self.command(session_id) as handle:
+                with self.command(
+                    session_id, create=create, cwd=cwd, owner=owner
+                ) as handle:
                     return command(handle)
             except SessionConflictError:
                 logger.info(

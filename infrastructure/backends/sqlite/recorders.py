@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 
+from agentlog.infrastructure.backends.sqlite.opening import retrying_locked
 from agentlog.infrastructure.recorders import (
     BATCH,
     ERASE_PENDING,
@@ -60,7 +61,7 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
         if not getattr(create, "secure_delete", False):
 
             def secure() -> SQLiteConnection:
-                connection = create()
+                connection = retrying_locked(create)
                 connection._sqlite_conn.execute("PRAGMA secure_delete = ON")
                 return connection
 

@@ -32,6 +32,8 @@ from agentlog.domain.events import SessionEvent
 from agentlog.domain.session import Session, SessionCreated, SessionSnapshot
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from agentlog.application.handle import SessionHandle
     from agentlog.application.sessions import Sessions
 
@@ -60,7 +62,7 @@ class SessionSaver:
         first_version = pending[0].originator_version
         failures = self.connection_failures()
         try:
-            app.events.put(pending)
+            self._save(aggregate, pending)
         except SessionErasedError:
             # Erased meanwhile (by another process, or before this handle was
             # taken over): nothing is written, and the handle is done.
@@ -96,6 +98,7 @@ class SessionSaver:
                 "session %r: the flush that lost its connection had committed",
                 handle.id,
             )
+            del aggregate.pending_events[: len(pending)]
         except UNAVAILABLE as error:
             handle.uncertain = True
             logger.warning(
@@ -107,9 +110,20 @@ class SessionSaver:
             )
             raise StoreUnavailableError(unavailable_message(error)) from error
         handle.uncertain = False
-        del aggregate.pending_events[: len(pending)]
         app.live.saved(handle, evict=True)
-        self.snapshot_if_due(aggregate, first_version - 1)
+
+    def _save(self, aggregate: Session, pending: list[Any]) -> None:
+        """``Application.save``: record, snapshot when due, notify.
+
+        The library collects (removes) the aggregate's pending events before
+        recording them; if recording fails they are put back, so the next flush
+        saves them exactly once (or finds them stored, see ``already_saved``).
+        """
+        try:
+            self.app.save(aggregate)
+        except BaseException:
+            aggregate.pending_events[:0] = pending
+            raise
 
     def flush_idle(self) -> None:
         """Flush every dirty live handle no command in another thread holds."""
@@ -202,15 +216,55 @@ class SessionSaver:
             return False  # a row we cannot read (another key, corrupt) is not ours
 
     def snapshot_if_due(self, aggregate: Session, previous_version: int) -> None:
-        """Snapshot the live aggregate when a save crossed the snapshot interval.
+        """Snapshot an aggregate whose rows were stored without ``save`` (an
+        import's stream insert) when they crossed the snapshot interval, as the
+        library's save pipeline does for a flush."""
+        interval = self.app.snapshot_interval
+        if (
+            interval <= 0
+            or aggregate.version // interval == previous_version // interval
+        ):
+            return
+        self.snapshot(aggregate)
 
-        ``previous_version`` is the version before the save (0: a new stream).
+    def take_snapshot(
+        self, aggregate_id: str, version: int | None, replay: Callable[[], None]
+    ) -> None:
+        """Snapshot the session at or past ``version`` (``Sessions.take_snapshot``).
+
+        The live aggregate, when it holds nothing unsaved and has reached
+        ``version``, is the stored state at its own version: it is snapshotted
+        as it is, with no read (the library's ``replay`` rebuilds it from the
+        store, up to an interval of rows per snapshot). Otherwise ``replay``.
+        """
+        live = self.app.live.get(aggregate_id)
+        aggregate = None if live is None else live.aggregate
+        if (
+            aggregate is not None
+            and version is not None
+            and not aggregate.pending_events
+            and aggregate.version >= version
+        ):
+            self.snapshot(aggregate)
+            return
+        try:
+            replay()
+            self.app.eraser.after_snapshot(aggregate_id)
+        except IntegrityError:
+            pass  # another writer saved this snapshot first
+        except UNAVAILABLE:
+            logger.warning(
+                "snapshot of session %r skipped: store unavailable", aggregate_id
+            )
+
+    def snapshot(self, aggregate: Session) -> None:
+        """Store a snapshot of ``aggregate`` as it is now (its pending events saved).
+
+        Never raises for the store: a snapshot only speeds loading up, and the
+        events it summarises are already stored.
         """
         app = self.app
-        if app.snapshots is None or app.snapshot_interval <= 0:
-            return
-        interval = app.snapshot_interval
-        if aggregate.version // interval == previous_version // interval:
+        if app.snapshots is None:
             return
         try:
             app.snapshots.put([SessionSnapshot.take(aggregate)])
@@ -218,7 +272,6 @@ class SessionSaver:
         except IntegrityError:
             pass  # another writer saved this snapshot first
         except UNAVAILABLE:
-            # A snapshot only speeds loading up: the events are already stored.
             logger.warning(
                 "snapshot of session %r skipped: store unavailable", aggregate.id
             )

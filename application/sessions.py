@@ -19,8 +19,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from agentlog.application.configuration import ConfiguredApplication
-from agentlog.application.erasure import Erasure, RetentionReport, SessionEraser
+from agentlog.application.erasure import SessionEraser
+from agentlog.application.erasure_facade import ErasureFacade
 from agentlog.application.forking import fork_session
 from agentlog.application.handle import SessionHandle
 from agentlog.application.history import MessageHistory
@@ -31,7 +31,6 @@ from agentlog.application.observers import CreatedObserver, EventObserver, Obser
 from agentlog.application.out_of_band import OutOfBandAppends
 from agentlog.application.saving import SessionSaver
 from agentlog.application.session_reads import SessionReads
-from agentlog.application.store_errors import store_errors
 from agentlog.application.stored_log import StoredLog
 from agentlog.application.unit_of_work import UnitOfWork
 from agentlog.domain.errors import (
@@ -41,6 +40,7 @@ from agentlog.domain.header import check_format_version
 from agentlog.domain.session import (
     Clock,
     Session,
+    SessionSnapshot,
     now_ms,
 )
 
@@ -61,7 +61,7 @@ DEFAULT_MAX_LIVE = 1024
 logger = logging.getLogger(__name__)
 
 
-class Sessions(ConfiguredApplication):
+class Sessions(ErasureFacade):
     """Creates, appends, flushes, forks, repairs and reads agent sessions.
 
     Thread-safe: any number of threads may share one ``Sessions`` and call its
@@ -74,6 +74,7 @@ class Sessions(ConfiguredApplication):
         "MAPPER_TOPIC": "agentlog.infrastructure.mapper:SessionMapper",
         "IS_SNAPSHOTTING_ENABLED": "y",
     }
+    snapshot_class = SessionSnapshot
     SNAPSHOT_INTERVAL = "AGENTLOG_SNAPSHOT_INTERVAL"
     MAX_LIVE = "AGENTLOG_MAX_LIVE"
 
@@ -119,6 +120,8 @@ class Sessions(ConfiguredApplication):
         self.stored_log = StoredLog(self)
         self.history = MessageHistory(self.recorder, self.stored_log.envelope)
         self.loader = SessionLoader(self)
+        # The library reads these per instance (save snapshots through them).
+        self.snapshotting_projectors = {Session: self.loader.project}  # type: ignore[misc]
         self.saver = SessionSaver(self)
         self.unit_of_work = UnitOfWork(self)
         self.reads = SessionReads(self)
@@ -127,6 +130,40 @@ class Sessions(ConfiguredApplication):
         # An erase that committed but could not finish (keys, scrub) before its
         # process stopped or failed is finished now (docs/erasure.md).
         self.eraser.resume()
+
+    @property
+    def snapshot_interval(self) -> int:
+        """Events between snapshots (``AGENTLOG_SNAPSHOT_INTERVAL``; 0: none).
+
+        It sets the library's ``snapshotting_intervals``: ``save`` snapshots.
+        """
+        return self._snapshot_interval
+
+    @snapshot_interval.setter
+    def snapshot_interval(self, value: int) -> None:
+        self._snapshot_interval = value
+        intervals: dict[Any, int] = {Session: value} if value > 0 else {}
+        self.snapshotting_intervals = intervals  # type: ignore[misc]
+
+    def take_snapshot(
+        self,
+        aggregate_id: str,
+        version: int | None = None,
+        projector_func: Any = None,
+    ) -> None:
+        """The library's snapshot step of ``save``, from the live aggregate.
+
+        Overridden because the library rebuilds the aggregate from the store up
+        to ``version``, while the aggregate ``save`` just stored is at hand:
+        see :meth:`SessionSaver.take_snapshot`.
+        """
+        self.saver.take_snapshot(
+            aggregate_id,
+            version,
+            lambda: super(Sessions, self).take_snapshot(
+                aggregate_id, version, projector_func or self.loader.project
+            ),
+        )
 
     @property
     def max_live(self) -> int:
@@ -446,59 +483,6 @@ class Sessions(ConfiguredApplication):
         and cached.
         """
         return self.reads.messages(session_id, last=last, at=at)
-
-    # --------------------------------------------------------------- erasure
-
-    def erase(
-        self, session_id: str, *, reason: str, descendants: bool = False
-    ) -> list[Erasure]:
-        """Erase a stored session everywhere, in one transaction.
-
-        See docs/erasure.md. Its events, snapshots and every view row about it
-        go; a content-free tombstone (id, time, ``reason``) stays for the audit
-        (:meth:`erasures`). Afterwards every read says the session does not
-        exist. ``descendants`` erases its stored forks too, in the same
-        transaction. A missing or erased id raises
-        :class:`SessionNotFoundError`.
-        """
-        with store_errors():
-            return self.eraser.erase(session_id, reason=reason, descendants=descendants)
-
-    def erasures(self) -> list[Erasure]:
-        """The audit: every erasure in the store (id, time, reason), oldest first."""
-        with store_errors():
-            return self.eraser.erasures()
-
-    def erase_older_than(
-        self,
-        cutoff: int,
-        *,
-        reason: str,
-        dry_run: bool = False,
-        progress: Callable[[int, int], None] | None = None,
-        vacuum_full: bool = False,
-    ) -> RetentionReport:
-        """Erase every session whose last event is older than ``cutoff`` (epoch ms).
-
-        See docs/erasure.md#retention. A session appended to while this runs is
-        kept; ``vacuum_full`` rewrites a PostgreSQL store's tables afterwards.
-        """
-        with store_errors():
-            return self.eraser.erase_older_than(
-                cutoff,
-                reason=reason,
-                dry_run=dry_run,
-                progress=progress,
-                vacuum_full=vacuum_full,
-            )
-
-    def drop_erased(self, session_id: str) -> None:
-        """Forget an erased session in this process: its handle and caches."""
-        handle = self.live.drop(session_id)
-        if handle is not None:
-            handle.closed = True
-            handle.stale = True
-        self.history.forget(session_id)
 
     def turn(
         self,

@@ -25,6 +25,7 @@ from agentlog.application.forking import fork_session
 from agentlog.application.handle import SessionHandle
 from agentlog.application.history import MessageHistory
 from agentlog.application.live import LiveSessions
+from agentlog.application.live_view import LiveSessionsView
 from agentlog.application.loading import SessionLoader
 from agentlog.application.locks import DEFAULT_COMMAND_TIMEOUT, SessionLocks
 from agentlog.application.observers import CreatedObserver, EventObserver, Observers
@@ -61,7 +62,7 @@ DEFAULT_MAX_LIVE = 1024
 logger = logging.getLogger(__name__)
 
 
-class Sessions(ErasureFacade):
+class Sessions(ErasureFacade, LiveSessionsView):
     """Creates, appends, flushes, forks, repairs and reads agent sessions.
 
     Thread-safe: any number of threads may share one ``Sessions`` and call its
@@ -374,40 +375,6 @@ class Sessions(ErasureFacade):
         finally:
             self.live.close_all()
             super().close()
-
-    # ------------------------------------------------------------ live cache
-
-    def live_session(self, session_id: str) -> SessionHandle | None:
-        """The open handle of ``session_id`` in this process, if any."""
-        if type(session_id) is not str:
-            return None
-        return self.live.get(session_id)
-
-    def readable_live(
-        self, session_id: str, *, fresh: bool = True
-    ) -> SessionHandle | None:
-        """The live handle a read by this caller may use (committed reads).
-
-        ``None`` when another thread's or task's command holds the session, or
-        when the store moved past the handle (``fresh``): read the store then.
-        """
-        if type(session_id) is not str:
-            return None
-        return self.reads.visible(session_id, fresh=fresh)
-
-    def live_sessions(self) -> list[SessionHandle]:
-        return self.live.handles()
-
-    def is_live(self, session_id: str) -> bool:
-        return self.live_session(session_id) is not None
-
-    def unflushed_sessions(self) -> list[SessionHandle]:
-        """Live handles with events not yet stored (or never stored at all).
-
-        Every other live handle equals its stored copy, so a listing reads these
-        only: its cost does not grow with the number of live handles.
-        """
-        return self.live.dirty()
 
     def append_out_of_band(
         self, handle: SessionHandle, event_type: str, data: Any

@@ -50,14 +50,19 @@ def test_pq_001_create_append_and_load(make_app: MakeApp) -> None:
     assert without_time(reader.read_events("s1")) == without_time(turn1())
 
 
-def test_pq_002_a_session_without_events_is_not_stored(make_app: MakeApp) -> None:
+def test_pq_002_a_created_session_is_stored_at_its_first_flush(
+    make_app: MakeApp,
+) -> None:
+    # Sessions exist when created (issue 22): the header alone is a session.
     app = make_app()
     handle = app.create_session(session_id="lazy")
-    app.flush(handle)
     assert not app.is_stored("lazy")
-    append_all(handle, turn1())
     app.flush(handle)
     assert app.is_stored("lazy")
+    assert make_app().read_events("lazy") == []
+    append_all(handle, turn1())
+    app.flush(handle)
+    assert len(make_app().read_events("lazy")) == len(turn1())
 
 
 def test_pq_003_079_a_second_writer_at_taken_seqs_conflicts(make_app: MakeApp) -> None:
@@ -92,7 +97,7 @@ def test_pq_005_non_json_data_materialises_nothing(make_app: MakeApp) -> None:
             "turn/start", {"turn": 1, "trigger": {"kind": "message"}, "x": {1}}
         )
     app.flush(handle)
-    assert not app.is_stored("bad")
+    assert make_app().read_events("bad") == []  # the header only
 
 
 def test_pq_007_caller_mutation_before_flush_is_not_stored(make_app: MakeApp) -> None:

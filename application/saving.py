@@ -60,7 +60,7 @@ class SessionSaver:
         if not pending:
             return
         first_version = pending[0].originator_version
-        failures = self.connection_failures()
+        failures = app.connection_failures()
         try:
             self._save(aggregate, pending)
         except SessionErasedError:
@@ -75,7 +75,7 @@ class SessionSaver:
             # a commit whose reply was lost meets its own rows, which is not a
             # conflict. Only then (or after an earlier lost flush) are the stored
             # rows compared with ours: two writers may append identical bytes.
-            retried = self.connection_failures() != failures
+            retried = app.connection_failures() != failures
             with store_errors():
                 saved = (retried or handle.uncertain) and self.already_saved(pending)
             if not saved:

@@ -7,7 +7,6 @@ typed, and what an erase means for this process's live handles and caches.
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
 from agentlog.application.configuration import ConfiguredApplication
@@ -19,8 +18,6 @@ if TYPE_CHECKING:
     from agentlog.application.erasure import Erasure, RetentionReport, SessionEraser
     from agentlog.application.history import MessageHistory
     from agentlog.application.live import LiveSessions
-
-logger = logging.getLogger(__name__)
 
 
 class ErasureFacade(ConfiguredApplication):

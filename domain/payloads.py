@@ -59,6 +59,7 @@ class _Model(BaseModel):
         alias_generator=to_camel,
         serialize_by_alias=True,
         use_attribute_docstrings=True,  # field notes reach the generated reference
+        defer_build=True,  # built on first use: a command that validates none pays none
     )
 
 
@@ -197,7 +198,9 @@ ContentBlock: TypeAlias = Annotated[
     TextBlock | ReasoningBlock | ToolCallBlock | ToolResultBlock,
     OpenSet("type", "content block"),
 ]
-ToolResultBlock.model_rebuild()
+# No ToolResultBlock.model_rebuild() here: models are built on first use
+# (defer_build), when ContentBlock is defined; building them at import cost
+# every command a third of a second.
 
 
 class UserSource(_Model):

@@ -1,14 +1,32 @@
-"""Adapters: the recorders' mapper, store URLs, views, file formats, command line."""
+"""Adapters: the recorders' mapper, store URLs, views, file formats, command line.
+
+Importing the package is cheap: each name is imported from its module the first
+time it is used (:pep:`562`), so the command line imports only the adapters a
+command uses.
+"""
 
 from __future__ import annotations
 
-from agentlog.infrastructure.mapper import SessionMapper
-from agentlog.infrastructure.store import (
-    DEFAULT_STORE_URL,
-    StoreConfig,
-    open_sessions,
-    parse_store_url,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentlog.infrastructure.mapper import SessionMapper
+    from agentlog.infrastructure.store import (
+        DEFAULT_STORE_URL,
+        StoreConfig,
+        open_sessions,
+        parse_store_url,
+    )
+
+_HOMES: dict[str, str] = {
+    "SessionMapper": "agentlog.infrastructure.mapper",
+    "DEFAULT_STORE_URL": "agentlog.infrastructure.store",
+    "StoreConfig": "agentlog.infrastructure.store",
+    "open_sessions": "agentlog.infrastructure.store",
+    "parse_store_url": "agentlog.infrastructure.store",
+}
+"""Where each public name lives."""
 
 __all__ = [
     "DEFAULT_STORE_URL",
@@ -17,3 +35,17 @@ __all__ = [
     "open_sessions",
     "parse_store_url",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])

@@ -28,7 +28,7 @@ from agentlog.application.projections import (
     TitleView,
     decode_notification,
 )
-from agentlog.application.store_errors import store_errors
+from agentlog.application.store_errors import is_disk_full, store_errors
 from agentlog.domain.errors import StoreURLError
 
 if TYPE_CHECKING:
@@ -40,6 +40,25 @@ if TYPE_CHECKING:
 
 
 logger = logging.getLogger(__name__)
+
+
+def catch_up_to_read(views: Any) -> None:
+    """Catch ``views`` up before a read; on a full disk, read what they hold.
+
+    A read catches up first so a caller sees its own writes; when the views
+    cannot be written because the disk is full, listing and search keep
+    answering from what is already indexed (logged), as the events stay readable.
+    """
+    try:
+        views.catch_up()
+    except Exception as error:
+        if not is_disk_full(error):
+            raise
+        logger.warning(
+            "the views cannot catch up (the store's disk is full): reading what "
+            "they already hold; newer sessions and events are missing from "
+            "listings and search until there is room"
+        )
 
 
 @dataclass(frozen=True, slots=True)

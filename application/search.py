@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
+from agentlog.application.catch_up import catch_up_to_read
 from agentlog.application.query_models import headers_conflict
 from agentlog.application.search_index import (
     IndexedDocument,
@@ -336,7 +337,7 @@ class ContentSearch:
         index = search_index_of(self.query.app)
         if index is not None:
             try:
-                index.catch_up()
+                catch_up_to_read(index)
             except Exception as error:
                 raise SessionQueryError.listing_failed(error) from error
         return index

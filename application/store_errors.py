@@ -58,3 +58,25 @@ def store_errors() -> Iterator[None]:
 def unavailable_message(error: BaseException) -> str:
     """One line naming the store's failure (libpq's messages span lines)."""
     return "the store is unavailable: " + " ".join(str(error).split())
+
+
+SQLITE_FULL = 13
+"""SQLite's result code for "database or disk is full"."""
+DISK_FULL_SQLSTATES = frozenset({"53100"})
+"""PostgreSQL's disk_full."""
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """Whether the store refused a write because its disk (or quota) is full.
+
+    Told by the drivers' own codes anywhere in the cause chain, so this module
+    needs neither driver.
+    """
+    seen: BaseException | None = error
+    while seen is not None:
+        if getattr(seen, "sqlite_errorcode", None) == SQLITE_FULL:
+            return True
+        if getattr(seen, "sqlstate", None) in DISK_FULL_SQLSTATES:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

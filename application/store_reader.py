@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from agentlog.application.catch_up import catch_up_to_read
 from agentlog.application.surface_stream import SurfaceStream, stored_surface
 from agentlog.domain.title import TitleSnapshot, fold_session_title
 from agentlog.domain.vocabulary import check_legacy
@@ -50,7 +51,7 @@ class StoreReader:
         self.views = views
 
     def catch_up(self) -> None:
-        self.views.catch_up()
+        catch_up_to_read(self.views)
 
     # ------------------------------------------------------------ the port
 

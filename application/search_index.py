@@ -169,6 +169,12 @@ class SearchView(View[SearchState], ABC):
         """In one transaction: skip (False) if ``tracking`` is recorded, else
         write ``change(current states of keys)`` and record ``tracking``."""
 
+    def rare_cap(self) -> int | None:
+        """The most matches a phrase may have to be read sorted by its ids
+        rather than walked, if lower than ``search_plan.RARE_CAP`` (what a
+        test and a sorted match cost differs by backend)."""
+        return None
+
     def matching_ids(self, phrase: Sequence[str], cap: int | None) -> list[int] | None:
         """The ids of the documents holding the phrase, or ``None`` if there
         are more than ``cap`` (the phrase is common: walk the order instead).

@@ -66,7 +66,9 @@ class IndexPlan:
         self.view = view
         self.query = query
         self.check = check
-        self._cap = None if strategy == "ids" else RARE_CAP
+        own_cap = view.rare_cap()
+        cap = RARE_CAP if own_cap is None else min(RARE_CAP, own_cap)
+        self._cap = None if strategy == "ids" else cap
         self._ids: list[int] | None = None
         self._id_set: frozenset[int] | None = None
         self._asked = strategy == "walk" or not query.phrase

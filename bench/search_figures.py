@@ -127,7 +127,7 @@ def store(
                 curs.execute(
                     "SELECT sum(pg_total_relation_size(c.oid)) AS n FROM pg_class c "
                     "JOIN pg_namespace n ON n.oid = c.relnamespace "
-                    "WHERE n.nspname = %s AND c.relname LIKE 'agentlog_search_v2%%' "
+                    "WHERE n.nspname = %s AND c.relname LIKE 'agentlog_search_v3%%' "
                     "AND c.relkind = 'r'",
                     (schema,),
                 )

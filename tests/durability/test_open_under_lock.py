@@ -151,7 +151,7 @@ def test_postgres_reader_opens_views_while_a_view_write_is_open(
         for table in (
             "agentlog_listing_v3",
             "agentlog_lineage_v2",
-            "agentlog_search_v2_docs",
+            "agentlog_search_v3_docs",
         ):
             holder.execute(f'LOCK TABLE "{pg_schema}"."{table}" IN ROW EXCLUSIVE MODE')
         reads_alone(url, session_id)

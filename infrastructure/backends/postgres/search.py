@@ -1,23 +1,21 @@
-"""The PostgreSQL search index: a GIN-indexed ``tsvector`` and an order index.
+"""The PostgreSQL search index: documents' terms under GIN, and an order index.
 
-``agentlog_search_v2`` holds each session's decision state; ``..._docs`` one row
-per document *without its text*: session id (UTF-8 ``surrogatepass`` bytes,
-docs/strings.md), ``-seq``, type, surface class (a code), the order key's parts
-(``doc_tokens``, ``neg_time``) under two unique indexes (the key; the session
-then the key), and ``tsv``: ``to_tsvector('simple', …)`` of the document's
-tokens as ``domain.search_text`` splits them, lower-cased and joined by single
-spaces (no NUL, no surrogate, no punctuation, so PostgreSQL's parser cannot split
-them its own way), computed once at insert and kept under a GIN index. A query
-is ``phraseto_tsquery('simple', tokens)``.
-
-``tsvector`` drops words over 2,047 bytes and stops counting positions at
-16,383, so a phrase in such a document could be missed: those documents are
-marked ``long``, never matched by the index, and their sessions are searched by
-scanning the log instead (``long_sessions``).
+``agentlog_search_v3`` holds each session's decision state; ``..._docs`` one row
+per document *without its text*: its id (documents are numbered as they are
+indexed), session id (UTF-8 ``surrogatepass`` bytes, docs/strings.md), ``-seq``,
+type, surface class (a code), the order key's parts (``doc_tokens``,
+``neg_time``) under two unique indexes (the key; the session then the key), and
+``terms``: the document's tokens as ``domain.search_text`` splits them, and its
+pairs of common words (``search_terms``), under a GIN index on their elements.
+A phrase is found through GIN and tested exactly as a substring of ``terms``;
+no parser of PostgreSQL's splits or folds anything, and no document is too long.
+``..._meta`` holds the token rule, the documents' count and the common words.
 """
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from contextlib import contextmanager
 from itertools import count
 from typing import TYPE_CHECKING, Any, Literal
@@ -39,8 +37,10 @@ from agentlog.application.search_match import (
     time_bound,
     time_key,
 )
-from agentlog.domain.search_text import TOKEN_RULE, tokens
+from agentlog.domain.search_text import TOKEN_RULE
+from agentlog.infrastructure.backends.postgres import search_terms
 from agentlog.infrastructure.backends.postgres.views import PostgresView
+from agentlog.infrastructure.backends.sqlite.word_pairs import choose_common
 from agentlog.infrastructure.views import decode_text, encode_text, write_tracked
 
 if TYPE_CHECKING:
@@ -57,15 +57,21 @@ if TYPE_CHECKING:
     from psycopg.rows import DictRow
 
     from agentlog.application.search_match import OrderKey
+    from agentlog.domain.search_text import SearchDocument
 
-MAX_POSITION = 16_000
-MAX_WORD_BYTES = 2_000
+PAIRS_AFTER = 10_000
+"""The common words are chosen when this many documents are indexed, from
+them; those documents get their pairs then, every later one as it is indexed."""
+RARE_CAP = 2_048
+"""A phrase in more documents than this is walked, not sorted: a first page
+walks about ``21 n / m`` documents of ``n`` to find ``m`` matches, and a test
+costs about half what a sorted match does (docs/search.md#how-a-page-is-answered)."""
 _COLUMNS = SQL("session_id, neg_seq, type, surface, doc_tokens, neg_time, id")
 _KEY = SQL("doc_tokens, neg_time, session_id, neg_seq")
 _CHUNK = SQL(
     "SELECT * FROM (SELECT w.session_id, w.neg_seq, w.type, w.surface, "
     "w.doc_tokens, w.neg_time, w.id, row_number() OVER k AS n, "
-    "lead(true) OVER k IS NULL AS last, w.tsv @@ {1} AS hit "
+    "lead(true) OVER k IS NULL AS last, strpos(w.terms, %s) > 0 AS hit "
     "FROM ({0} LIMIT %s) AS w "
     "WINDOW k AS (ORDER BY w.doc_tokens, w.neg_time, w.session_id, w.neg_seq)) "
     "AS x WHERE x.hit OR x.last "
@@ -74,32 +80,31 @@ _CHUNK = SQL(
 """A walk's chunk: the next documents in key order, tested above their
 ``LIMIT`` (on the chunk's rows only, whatever plan finds them); only the
 matches come back, and the last document tested with its rank ``n``."""
-_QUERY = SQL("phraseto_tsquery('simple', %s)")
+_ELEMENTS = SQL("string_to_array(btrim(terms), ' ')")
+"""The GIN-indexed expression (a query must spell it the same)."""
+_MATCH = SQL(
+    "{0} @> (SELECT CASE WHEN (SELECT value::jsonb FROM {1} "
+    "WHERE name = 'common') @> %s::jsonb THEN %s::text[] ELSE %s::text[] END) "
+    "AND strpos(terms, %s) > 0"
+)
+"""A document holds the phrase: GIN finds the documents holding its pairs if
+its words are all among the common words (read in the statement's own
+snapshot), else its tokens; the substring test is exact. Formatted with the
+GIN expression and the meta table; parameters from :func:`_match_params`."""
 Source = Literal["ids", "all", "walk", "join"]
-WALK_BUDGET = 65_536
-"""Documents a walk tests before it reads the matches sorted instead: a budget
-below what sorting a common word's matches costs in a large index, and larger
-than SQLite's because a test costs less here and a sorted match more
-(docs/search.md#how-a-page-is-answered; figures in
-docs/search-figures.md#the-search-codes-constants)."""
+WALK_BUDGET = 8_192
+"""Documents a walk tests before it reads the remaining matches sorted, band
+by band of document length (docs/search.md#how-a-page-is-answered)."""
 _WALK_CHUNK = 4096
 """The largest chunk: each is a round trip and a plan, so long walks want few
 (docs/search-figures.md#the-search-codes-constants)."""
+_FIRST_BAND = 64
+"""The first band of document lengths a sorted read covers (then doubling)."""
 _STREAM_BATCH = 32
 """Rows fetched at a time after the first batch: few, so a stopped read has
 done little work it did not need."""
 _CURSORS = count()
 """Server-side cursor names (unique per connection)."""
-
-
-def token_body(text: str) -> tuple[str, int, bool]:
-    """The document's tokens as one string, their count, and whether
-    ``tsvector`` may lose some."""
-    words = tokens(text)
-    long = len(words) > MAX_POSITION or any(
-        len(word.encode("utf-8", "surrogatepass")) > MAX_WORD_BYTES for word in words
-    )
-    return " ".join(words), len(words), long
 
 
 def _document(record: DictRow) -> IndexedDocument:
@@ -117,36 +122,55 @@ def _document(record: DictRow) -> IndexedDocument:
 class PostgresSearchView(PostgresView[SearchState], SearchView):
     """States and documents in the events' schema, one transaction per batch."""
 
+    view_name = "search.v3"
+    table_name = "agentlog_search_v3"
+
+    def _named(self, suffix: str) -> Composed:
+        schema = Identifier(self.datastore.schema)
+        return SQL("{0}.{1}").format(schema, Identifier(f"{self.table_name}{suffix}"))
+
     @property
     def _docs(self) -> Composed:
-        schema = Identifier(self.datastore.schema)
-        return SQL("{0}.{1}").format(schema, Identifier(f"{self.table_name}_docs"))
+        return self._named("_docs")
 
     @property
     def _meta(self) -> Composed:
-        """Facts about the index as a whole: the token rule it was built with."""
-        schema = Identifier(self.datastore.schema)
-        return SQL("{0}.{1}").format(schema, Identifier(f"{self.table_name}_meta"))
+        """Facts about the index as a whole: the token rule it was built with,
+        the documents' count, the common words."""
+        return self._named("_meta")
+
+    @property
+    def _match(self) -> Composed:
+        return _MATCH.format(_ELEMENTS, self._meta)
 
     def index_statements(self) -> list[Composed]:
         schema = Identifier(self.datastore.schema)
         old = [
             SQL("DROP TABLE IF EXISTS {0}.{1}").format(schema, Identifier(name))
-            for name in ("agentlog_search_v1_docs", "agentlog_search_v1")
+            for version in (1, 2)
+            for name in (
+                f"agentlog_search_v{version}_docs",
+                f"agentlog_search_v{version}_meta",
+                f"agentlog_search_v{version}",
+            )
         ]
         return [
             *old,
-            SQL("DELETE FROM {0} WHERE application_name LIKE '%%#search.v1'").format(
-                self._tracking_table
-            ),
             SQL(
-                "CREATE TABLE IF NOT EXISTS {0} (id bigserial PRIMARY KEY, "
+                "DELETE FROM {0} WHERE application_name LIKE '%%#search.v1' "
+                "OR application_name LIKE '%%#search.v2'"
+            ).format(self._tracking_table),
+            SQL(
+                "CREATE TABLE IF NOT EXISTS {0} (id bigint PRIMARY KEY, "
                 "session_id bytea NOT NULL, neg_seq bigint NOT NULL, "
                 "doc_tokens integer NOT NULL, neg_time double precision NOT NULL, "
                 "timed boolean NOT NULL, type bytea NOT NULL, "
-                "surface smallint NOT NULL, long boolean NOT NULL, "
-                "tsv tsvector NOT NULL)"
+                "surface smallint NOT NULL, terms text NOT NULL)"
             ).format(self._docs),
+            SQL(
+                "CREATE TABLE IF NOT EXISTS {0} (name text PRIMARY KEY, "
+                "value text NOT NULL)"
+            ).format(self._meta),
             SQL("CREATE UNIQUE INDEX IF NOT EXISTS {0} ON {1} ({2})").format(
                 self._index_name("key"), self._docs, _KEY
             ),
@@ -154,16 +178,9 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
                 "CREATE UNIQUE INDEX IF NOT EXISTS {0} ON {1} "
                 "(session_id, doc_tokens, neg_time, neg_seq)"
             ).format(self._index_name("session"), self._docs),
-            SQL("CREATE INDEX IF NOT EXISTS {0} ON {1} USING gin (tsv)").format(
-                self._index_name("tsv"), self._docs
+            SQL("CREATE INDEX IF NOT EXISTS {0} ON {1} USING gin (({2}))").format(
+                self._index_name("terms"), self._docs, _ELEMENTS
             ),
-            SQL("CREATE INDEX IF NOT EXISTS {0} ON {1} (session_id) WHERE long").format(
-                self._index_name("long"), self._docs
-            ),
-            SQL(
-                "CREATE TABLE IF NOT EXISTS {0} "
-                "(name text PRIMARY KEY, value integer NOT NULL)"
-            ).format(self._meta),
         ]
 
     def _decode(self, record: DictRow) -> SearchState:
@@ -207,36 +224,13 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
                 self._upsert_sql, [self._encode(s) for s in changes.states]
             )
         if changes.documents:
-            rows = []
-            for doc in changes.documents:
-                body, count, long = token_body(doc.text)
-                rows.append(
-                    (
-                        encode_text(doc.session_id),
-                        -doc.seq,
-                        count,
-                        time_key(doc.time),
-                        type(doc.time) in (int, float),
-                        encode_text(doc.type),
-                        SURFACES.index(doc.surface),
-                        long,
-                        body,
-                    )
-                )
-            curs.executemany(
-                SQL(
-                    "INSERT INTO {0} (session_id, neg_seq, doc_tokens, neg_time, "
-                    "timed, type, surface, long, tsv) VALUES "
-                    "(%s, %s, %s, %s, %s, %s, %s, %s, to_tsvector('simple', %s))"
-                ).format(self._docs),
-                rows,
-            )
+            self._insert(curs, changes.documents)
             curs.execute(
                 SQL(
                     "INSERT INTO {0} (name, value) VALUES ('tokens', %s) "
                     "ON CONFLICT (name) DO NOTHING"
                 ).format(self._meta),
-                (TOKEN_RULE,),
+                (str(TOKEN_RULE),),
             )
         shadowed: dict[str, list[int]] = {}
         for session_id, seq in changes.shadowed:
@@ -249,6 +243,89 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
                 ).format(self._docs),
                 (encode_text(session_id), seqs),
             )
+
+    def _insert(
+        self, curs: Cursor[DictRow], documents: Sequence[SearchDocument]
+    ) -> None:
+        """Number the documents after the last one and copy them in; choose the
+        common words when the count reaches :data:`PAIRS_AFTER`.
+
+        The count's row is locked for the transaction, so concurrent writers
+        number one after the other and none writes a document without pairs
+        after they are chosen."""
+        curs.execute(
+            SQL(
+                "INSERT INTO {0} (name, value) VALUES ('numbered', '0') "
+                "ON CONFLICT (name) DO UPDATE SET value = {0}.value RETURNING value"
+            ).format(self._meta)
+        )
+        record = curs.fetchone()
+        number = int(record["value"]) if record else 0
+        common = _common(curs, self._meta)
+        rows = []
+        for doc in documents:
+            words = search_terms.split(doc.text)
+            number += 1
+            rows.append(
+                (
+                    number,
+                    encode_text(doc.session_id),
+                    -doc.seq,
+                    len(words),
+                    time_key(doc.time),
+                    type(doc.time) in (int, float),
+                    encode_text(doc.type),
+                    SURFACES.index(doc.surface),
+                    search_terms.terms(words, common),
+                )
+            )
+            if common is None and number >= PAIRS_AFTER:
+                self._copy(curs, rows)
+                rows = []
+                common = self._choose_common(curs)
+        self._copy(curs, rows)
+        curs.execute(
+            SQL("UPDATE {0} SET value = %s WHERE name = 'numbered'").format(self._meta),
+            (str(number),),
+        )
+
+    def _copy(self, curs: Cursor[DictRow], rows: list[tuple[Any, ...]]) -> None:
+        if not rows:
+            return
+        statement = SQL(
+            "COPY {0} (id, session_id, neg_seq, doc_tokens, neg_time, timed, type, "
+            "surface, terms) FROM STDIN"
+        ).format(self._docs)
+        with curs.copy(statement) as copy:
+            for row in rows:
+                copy.write_row(row)
+
+    def _choose_common(self, curs: Cursor[DictRow]) -> frozenset[str]:
+        """Choose the common words from the documents indexed so far, record
+        them, and give those documents their pairs (word_pairs.choose_common)."""
+        curs.execute(SQL("SELECT id, terms FROM {0}").format(self._docs))
+        documents = [(row["id"], search_terms.words_of(row["terms"])) for row in curs]
+        counts: Counter[str] = Counter()
+        for _, words in documents:
+            counts.update({w for w in words if w.isascii() and w.isalnum()})
+        common = frozenset(choose_common(counts.items(), len(documents)))
+        curs.execute(
+            SQL("INSERT INTO {0} (name, value) VALUES ('common', %s)").format(
+                self._meta
+            ),
+            (json.dumps(sorted(common)),),
+        )
+        updates = [
+            (search_terms.terms(words, common), doc_id)
+            for doc_id, words in documents
+            if search_terms.pairs(words, common)
+        ]
+        if updates:
+            curs.executemany(
+                SQL("UPDATE {0} SET terms = %s WHERE id = %s").format(self._docs),
+                updates,
+            )
+        return common
 
     def purge(self, session_ids: Collection[str], cursor: Any = None) -> None:
         keys = [encode_text(s) for s in session_ids]
@@ -268,13 +345,16 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
 
     # --------------------------------------------------------------- reads
 
+    def rare_cap(self) -> int | None:
+        return RARE_CAP
+
     def select_ids(self, phrase: Sequence[str], limit: int | None) -> list[int]:
         sql = SQL(
             "SELECT array_agg(id) AS ids FROM (SELECT id FROM {0} "
-            "WHERE tsv @@ {1} AND NOT long LIMIT %s) AS m"
-        ).format(self._docs, _QUERY)
+            "WHERE {1} LIMIT %s) AS m"
+        ).format(self._docs, self._match)
         with self.datastore.transaction(commit=False) as curs:
-            curs.execute(sql, (" ".join(phrase), limit))
+            curs.execute(sql, [*_match_params(phrase), limit])
             record = curs.fetchone()
             return list(record["ids"] or []) if record else []
 
@@ -290,13 +370,9 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         test: bool = True,
     ) -> list[IndexedDocument]:
         source = _source(test, ids)
-        sql, params = self._query(query, source, (session_id, after, upto), ids)
+        bounds = (session_id, after, upto)
         with self.datastore.transaction(commit=False) as curs:
-            if source == "walk":
-                # Follow an index in the order and test each row: left to
-                # itself the planner may read every match of a common word
-                # through GIN and sort them (what the walk avoids).
-                curs.execute("SET LOCAL enable_bitmapscan = off")
+            sql, params = self._query(query, source, bounds, ids)
             curs.execute(sql + SQL(" LIMIT %s"), [*params, limit])
             return [_document(record) for record in curs.fetchall()]
 
@@ -329,17 +405,16 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         bounds: Bounds,
         chunk: int,
     ) -> Generator[IndexedDocument, None, None]:
-        """Documents in key order, each tested with ``tsv @@``, a chunk at a
-        time; past :data:`WALK_BUDGET` tested documents, the rest are read the
-        other way round: every match through GIN, sorted
-        (docs/search.md#how-a-page-is-answered).
+        """Documents in key order, each tested as a substring of its terms, a
+        chunk at a time; past :data:`WALK_BUDGET` tested documents, the rest
+        are read the other way round, band by band (:meth:`_bands`).
 
         The walk is fast when matches are dense among the short documents it
         meets first and hopeless when they sit in long ones; spending at most
-        the budget on it bounds the bad case by the sort's cost.
+        the budget on it bounds the bad case by the bands' cost.
         """
         session_id, after, upto = bounds
-        phrase = " ".join(query.phrase)
+        pattern = search_terms.pattern(query.phrase)
         tested = 0
         chunk = max(chunk, 16)
         # A client-side cursor of its own: a chunk is read whole, and other
@@ -347,14 +422,8 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         with conn.cursor() as curs:
             while tested < WALK_BUDGET:
                 bounds = (session_id, after, upto)
-                sql, params = self._query(query, "all", bounds, tsv=True)
-                curs.execute(
-                    _CHUNK.format(sql, _QUERY),
-                    [phrase, *params, chunk],
-                    # Never a generic plan: the phrase's tsquery is folded to a
-                    # constant, not parsed again for each tested document.
-                    prepare=False,
-                )
+                sql, params = self._query(query, "all", bounds, terms=True)
+                curs.execute(_CHUNK.format(sql), [pattern, *params, chunk])
                 records = curs.fetchall()
                 for record in records:
                     if record["hit"]:
@@ -364,8 +433,26 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
                 tested += chunk
                 after = _document(records[-1]).key
                 chunk = min(chunk * 2, _WALK_CHUNK)
-        statement = self._query(query, "join", (session_id, after, upto))
-        yield from _fetch(conn, statement, _STREAM_BATCH)
+        yield from self._bands(conn, query, (session_id, after, upto))
+
+    def _bands(
+        self, conn: Connection[DictRow], query: IndexQuery, bounds: Bounds
+    ) -> Generator[IndexedDocument, None, None]:
+        """Every match after ``bounds``' key found through GIN, sorted, a band
+        of document lengths at a time (``[0, 64)``, then doubling): the order's
+        first part is the length, so a page stops in the band where it fills
+        and reads no match of a longer band."""
+        _, after, _ = bounds
+        with conn.cursor() as curs:
+            curs.execute(SQL("SELECT max(doc_tokens) AS n FROM {0}").format(self._docs))
+            record = curs.fetchone()
+            longest = int(record["n"] or 0) if record else 0
+        low = 0 if after is None else after[0]
+        while low <= longest:
+            high = max(_FIRST_BAND, low * 2)
+            statement = self._query(query, "join", bounds, band=(low, high))
+            yield from _fetch(conn, statement, _STREAM_BATCH)
+            low = high
 
     def _query(
         self,
@@ -374,21 +461,21 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         bounds: Bounds,
         ids: Sequence[int] | None = None,
         *,
-        tsv: bool = False,
+        terms: bool = False,
+        band: tuple[int, int] | None = None,
     ) -> tuple[Composed, list[Any]]:
         """The documents' query in the search order (no limit), and its
         parameters.
 
         ``ids``: the documents with these ids; ``all``: every document (the
-        caller tests them); ``walk``: every document, each tested with
-        ``tsv @@`` (the caller keeps the plan on the order index); ``join``:
-        every match of the phrase (``tsv``: the ``tsv`` column too, for the
-        caller to test). ``ids`` and ``join`` read their rows
-        unordered (``OFFSET 0`` keeps the planner from walking the order index
-        to avoid the sort) and sort them.
+        caller tests them; ``terms``: with the ``terms`` column); ``walk``:
+        every document, each tested as a substring; ``join``: every match of
+        the phrase through GIN (``band``: of a length in ``[low, high)``).
+        ``ids`` and ``join`` read their rows unordered (``OFFSET 0`` keeps the
+        planner from walking the order index to avoid the sort) and sort them.
         """
         session_id, after, upto = bounds
-        where: list[Composable] = [SQL("NOT long")]
+        where: list[Composable] = []
         params: list[Any] = []
         if source == "ids":
             # A join on the ids (the primary key): "id = ANY(array)" lets the
@@ -396,9 +483,15 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
             # array (docs/search-figures.md#the-search-codes-constants).
             where.append(SQL("id IN (SELECT unnest(%s::bigint[]))"))
             params.append(list(ids or ()))
-        elif source in ("walk", "join"):
-            where.append(SQL("tsv @@ {0}").format(_QUERY))
-            params.append(" ".join(query.phrase))
+        elif source == "walk":
+            where.append(SQL("strpos(terms, %s) > 0"))
+            params.append(search_terms.pattern(query.phrase))
+        elif source == "join":
+            where.append(self._match)
+            params += _match_params(query.phrase)
+        if band is not None:
+            where.append(SQL("doc_tokens >= %s AND doc_tokens < %s"))
+            params += list(band)
         for bound, op in ((after, SQL(">")), (upto, SQL("<="))):
             if bound is None:
                 continue
@@ -416,9 +509,9 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
             where.append(SQL("session_id = %s"))
             params.append(encode_text(session_id))
         where += _filters(query, params)
-        columns = SQL("{0}, tsv").format(_COLUMNS) if tsv else _COLUMNS
+        columns = SQL("{0}, terms").format(_COLUMNS) if terms else _COLUMNS
         rows = SQL("SELECT {0} FROM {1} WHERE {2}").format(
-            columns, self._docs, SQL(" AND ").join(where)
+            columns, self._docs, SQL(" AND ").join(where or [SQL("true")])
         )
         if source in ("ids", "join"):
             rows = SQL("SELECT * FROM ({0} OFFSET 0) AS m").format(rows)
@@ -436,12 +529,6 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
             curs.execute(sql)
             record = curs.fetchone()
             return int(record["id"] or 0) if record else 0
-
-    def long_sessions(self) -> set[str]:
-        sql = SQL("SELECT DISTINCT session_id FROM {0} WHERE long").format(self._docs)
-        with self.datastore.transaction(commit=False) as curs:
-            curs.execute(sql)
-            return {decode_text(record["session_id"]) for record in curs.fetchall()}
 
     def documents(self) -> list[IndexedDocument]:
         sql = SQL("SELECT {1} FROM {0} ORDER BY session_id, neg_seq DESC").format(
@@ -462,12 +549,14 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
                 ).format(self._meta, self._docs)
             )
             row = curs.fetchone()
-        return row is not None and bool(row["indexed"]) and row["rule"] != TOKEN_RULE
+        rule = str(TOKEN_RULE)
+        return row is not None and bool(row["indexed"]) and row["rule"] != rule
 
     def clear(self, application_name: str) -> None:
         with self.datastore.transaction(commit=True) as curs:
-            # Ids restart: a rebuild numbers the documents as the first pass did.
-            curs.execute(SQL("TRUNCATE {0} RESTART IDENTITY").format(self._docs))
+            # Numbers restart: a rebuild numbers the documents as the first
+            # pass did, and chooses the same common words.
+            curs.execute(SQL("TRUNCATE {0}").format(self._docs))
             curs.execute(SQL("DELETE FROM {0}").format(self._meta))
             curs.execute(SQL("DELETE FROM {0}").format(self._table))
             curs.execute(
@@ -482,6 +571,26 @@ def _source(test: bool, ids: Sequence[int] | None) -> Source:
     if not test:
         return "all"
     return "walk" if ids is None else "ids"
+
+
+def _match_params(phrase: Sequence[str]) -> list[Any]:
+    """The parameters of :data:`_MATCH`: the phrase's stored words (as JSON,
+    to compare with the common words), its pairs, its words, its substring."""
+    words = [search_terms.term(token) for token in phrase]
+    every_pair = search_terms.elements(words, set(words))
+    return [
+        json.dumps(words if len(words) > 1 else ["_"]),
+        every_pair,
+        sorted(set(words)),
+        search_terms.pattern(phrase),
+    ]
+
+
+def _common(curs: Cursor[DictRow], meta: Composed) -> frozenset[str] | None:
+    """The common words once chosen (``None`` before), in the caller's transaction."""
+    curs.execute(SQL("SELECT value FROM {0} WHERE name = 'common'").format(meta))
+    record = curs.fetchone()
+    return None if record is None else frozenset(json.loads(record["value"]))
 
 
 def _fetch(

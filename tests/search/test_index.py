@@ -220,6 +220,7 @@ def test_an_index_built_under_an_older_token_rule_is_rebuilt(
     says it is stale and the next catch-up rebuilds it."""
     from agentlog.domain import search_text
     from agentlog.infrastructure.backends.postgres import search as postgres_search
+    from agentlog.infrastructure.backends.postgres import search_terms
     from agentlog.infrastructure.backends.sqlite import search as sqlite_search
 
     def old_rule(text: str) -> list[str]:
@@ -228,6 +229,7 @@ def test_an_index_built_under_an_older_token_rule_is_rebuilt(
     with monkeypatch.context() as patch:
         for module in (sqlite_search, postgres_search):
             patch.setattr(module, "TOKEN_RULE", 1)
+        for module in (sqlite_search, search_terms):
             patch.setattr(module, "tokens", old_rule)
         patch.setattr(search_text, "token_count", lambda text: len(old_rule(text)))
         raw_write(app, header("s1"), [ev(0, U("请看文件结构"), 100)])

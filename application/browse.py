@@ -256,8 +256,8 @@ class Browser:
         )
 
     def _previous_step(self, session_id: str, seq: int) -> int | None:
-        """The seq before the latest ``step/start`` before ``seq`` (what the
-        previous model call saw), else ``seq - 1``."""
+        """The latest ``step/start`` before ``seq`` (a log-only event: the surface
+        there is what that model call received), else ``seq - 1``."""
         end = seq - 1
         floor = max(0, seq - STEP_LOOKBACK)
         while end >= floor:

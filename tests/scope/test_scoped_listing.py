@@ -138,6 +138,7 @@ def assert_postgres_reads_the_scopes_rows(app: Sessions) -> None:
     assert read == IN_SCOPE, plan
 
 
+@pytest.mark.slow  # a benchmark script's smoke test
 def test_the_scope_figures_script_runs(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

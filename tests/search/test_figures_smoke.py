@@ -9,6 +9,8 @@ import pytest
 
 from bench import search_figures
 
+pytestmark = pytest.mark.slow  # the benchmark scripts' smoke tests are the full tier's
+
 
 def test_figures_script_builds_indexes_and_times(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

@@ -12,12 +12,11 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from dataclasses import dataclass
-from importlib import import_module
 from typing import TYPE_CHECKING, Any, cast
 
 from eventsourcing.persistence import IntegrityError, Tracking
 
+from agentlog.application.ports import view_classes_for
 from agentlog.application.projections import (
     LineageProjection,
     LineageView,
@@ -29,13 +28,11 @@ from agentlog.application.projections import (
     decode_notification,
 )
 from agentlog.application.store_errors import is_disk_full, store_errors
-from agentlog.domain.errors import StoreURLError
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from eventsourcing.application import Application
 
+    from agentlog.application.ports import ViewClasses
     from agentlog.application.view_rows import ProjectedEvent
 
 
@@ -59,36 +56,6 @@ def catch_up_to_read(views: Any) -> None:
             "they already hold; newer sessions and events are missing from "
             "listings and search until there is room"
         )
-
-
-@dataclass(frozen=True, slots=True)
-class ViewClasses:
-    """One backend's view classes."""
-
-    listing: type[ListingView]
-    titles: type[TitleView]
-    lineage: type[LineageView]
-
-
-VIEW_MODULES: Mapping[str, str] = {
-    "eventsourcing.popo": "agentlog.infrastructure.backends.memory.views",
-    "eventsourcing.sqlite": "agentlog.infrastructure.backends.sqlite.views",
-    "eventsourcing.postgres": "agentlog.infrastructure.backends.postgres.views",
-}
-
-
-def view_classes_for(factory: object) -> ViewClasses:
-    """The view classes for a factory's backend, resolved by module name.
-
-    The application layer does not import the adapters; each adapter module
-    exports ``VIEW_CLASSES``.
-    """
-    for cls in type(factory).__mro__:
-        module = VIEW_MODULES.get(cls.__module__)
-        if module is not None:
-            return cast("ViewClasses", import_module(module).VIEW_CLASSES)
-    msg = f"agentlog has no views for {type(factory).__qualname__}"
-    raise StoreURLError(msg)
 
 
 # ----------------------------------------------------------------- catch-up

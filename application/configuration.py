@@ -9,16 +9,14 @@ store that cannot be opened is a :class:`StoreUnavailableError`.
 from __future__ import annotations
 
 import contextlib
-import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from eventsourcing.application import Application
 from eventsourcing.persistence import PersistenceError as EventSourcingPersistenceError
+from eventsourcing.utils import resolve_topic
 
-from agentlog.domain.errors import AgentlogError, StoreUnavailableError, StoreURLError
-from agentlog.infrastructure.crypto import EncryptionSettings, encryption_settings
-from agentlog.infrastructure.mapper import SessionMapper
-from agentlog.infrastructure.store_url import STORE_ENV_VAR, parse_store_url
+from agentlog.application.ports import PlainStates, StoreSetup
+from agentlog.domain.errors import AgentlogError, StoreUnavailableError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -26,16 +24,15 @@ if TYPE_CHECKING:
     from eventsourcing.persistence import Mapper
     from eventsourcing.utils import Environment, EnvType
 
-POSTGRES_FACTORY_TOPIC = (
-    "agentlog.infrastructure.backends.postgres.factory:AgentlogPostgresFactory"
-)
-POPO_FACTORY_TOPIC = (
-    "agentlog.infrastructure.backends.memory.factory:AgentlogPOPOFactory"
-)
-
 
 class ConfiguredApplication(Application[str]):
     """An ``Application[str]`` whose store comes from agentlog's settings."""
+
+    store_setup_topic: ClassVar[str] = (
+        "agentlog.infrastructure.store_setup:SessionsSetup"
+    )
+    """Infrastructure's side of opening a store (``ports.StoreSetup``), named
+    by topic as the library names its persistence module and mapper."""
 
     def __init__(
         self,
@@ -50,14 +47,13 @@ class ConfiguredApplication(Application[str]):
         once instead). Whatever fails to open closes what was opened first.
         """
         self._store_url = store
-        self._store_display = ""
         self._create_tables = create_tables
-        self._encryption: EncryptionSettings | None = None
+        self._setup: StoreSetup = resolve_topic(self.store_setup_topic)()
         try:
             super().__init__(env)
         except (EventSourcingPersistenceError, OSError) as error:
             self._close_partly_open()
-            where = f" {self._store_display}" if self._store_display else ""
+            where = f" {self._setup.display}" if self._setup.display else ""
             msg = f"cannot open the store{where}: {error}".strip()
             raise StoreUnavailableError(msg) from error
         except AgentlogError:
@@ -67,71 +63,34 @@ class ConfiguredApplication(Application[str]):
             # A driver's own error (a backend killed while the tables are made):
             # every failure at open is typed (docs/errors.md).
             self._close_partly_open()
-            where = f" {self._store_display}" if self._store_display else ""
+            where = f" {self._setup.display}" if self._setup.display else ""
             reason = " ".join(str(error).split()) or type(error).__name__
             msg = f"cannot open the store{where}: {reason}"
             raise StoreUnavailableError(msg) from error
 
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
-        """One way to name a store, honoured everywhere.
+        """One way to name a store, honoured everywhere (``StoreSetup``).
 
         ``store=URL``; else ``AGENTLOG_STORE``, then the library's own variables
         (``PERSISTENCE_MODULE``…), first in the ``env`` given, then in the
         process environment; else in memory. Code beats the process environment.
         """
-        given = dict(env or {})
-        url = self._store_url or given.get(STORE_ENV_VAR)
-        if not url and "PERSISTENCE_MODULE" not in given:
-            url = os.environ.get(STORE_ENV_VAR)
-        if url:
-            config = parse_store_url(url)
-            self._store_display = config.display
-            given.update(config.env)
-        if not self._create_tables:
-            given["CREATE_TABLE"] = "n"
-        environment = super().construct_env(name, given)
-        module = environment.get("PERSISTENCE_MODULE")
-        if module == "eventsourcing.sqlite":
-            # Adds an exact read of surface rows (backends.sqlite.recorders).
-            environment.setdefault(
-                "APPLICATION_RECORDER_TOPIC",
-                "agentlog.infrastructure.backends.sqlite.recorders:SQLiteSessionRecorder",
-            )
-        elif module == "eventsourcing.postgres":
-            # URL parameters, an early connection check and locked table creation.
-            environment["PERSISTENCE_MODULE"] = POSTGRES_FACTORY_TOPIC
-        elif module in (None, "", "eventsourcing.popo"):
-            # The write guard and erasure of docs/erasure.md, in memory too.
-            environment["PERSISTENCE_MODULE"] = POPO_FACTORY_TOPIC
-        # Session ids are strings: an inherited ORIGINATOR_ID_TYPE=uuid would make
-        # writes commit and every read fail, so it is forced here.
-        for key in environment.create_keys("ORIGINATOR_ID_TYPE"):
-            environment[key] = "text"
-        # Checked before any connection is made: a bad setting opens nothing.
-        self._encryption = encryption_settings(environment)
-        return environment
+        return self._setup.environment(
+            lambda given: super(ConfiguredApplication, self).construct_env(name, given),
+            dict(env or {}),
+            store=self._store_url,
+            create_tables=self._create_tables,
+        )
 
     def construct_mapper(self) -> Mapper[str]:
         """The library's mapper (``MAPPER_TOPIC``), given the per-session keys
         when ``AGENTLOG_ENCRYPTION=per-session`` (docs/encryption.md)."""
-        mapper = super().construct_mapper()
-        if self._encryption is not None:
-            # Imported here: the key stores bring psycopg, which a store without
-            # encryption never needs at start-up (the command line's import time).
-            from agentlog.infrastructure.keystore import open_key_store
-
-            if not isinstance(mapper, SessionMapper):
-                msg = "per-session encryption needs agentlog's SessionMapper"
-                raise StoreURLError(msg)
-            mapper.keys = open_key_store(
-                self._encryption.keystore, self._encryption.master_key, self.env
-            )
-        return mapper
+        return self._setup.mapper(super().construct_mapper(), self.env)
 
     @property
-    def session_mapper(self) -> SessionMapper:
-        """The mapper, as agentlog's (its plain bytes, its per-session keys)."""
-        assert isinstance(self.mapper, SessionMapper)
+    def session_mapper(self) -> PlainStates:
+        """The mapper, as agentlog's (its plain bytes)."""
+        assert isinstance(self.mapper, PlainStates)
         return self.mapper
 
     def forget_keys(self, session_ids: Iterable[str]) -> int:
@@ -144,25 +103,22 @@ class ConfiguredApplication(Application[str]):
         longer be decrypted; reading them raises ``SessionKeyForgottenError``
         (a :class:`SessionNotFoundError`).
         """
-        keys = self.mapper.keys if isinstance(self.mapper, SessionMapper) else None
+        keys = self._setup.key_store
         return 0 if keys is None else keys.forget(session_ids)
 
     @property
     def has_data_keys(self) -> bool:
         """Whether per-session encryption is on (erasures then shred keys)."""
-        return isinstance(self.mapper, SessionMapper) and self.mapper.keys is not None
+        return self._setup.key_store is not None
 
     def close(self) -> None:
         """Close the library's store, then the key store."""
         super().close()
-        if isinstance(self.mapper, SessionMapper) and self.mapper.keys is not None:
-            self.mapper.keys.close()
+        self._setup.close()
 
     def _close_partly_open(self) -> None:
         """Close what a failed ``__init__`` had opened (a pool, a key store)."""
-        mapper = getattr(self, "mapper", None)
-        if isinstance(mapper, SessionMapper) and mapper.keys is not None:
-            mapper.keys.close()
+        self._setup.close()
         factory = getattr(self, "factory", None)
         if factory is not None:
             with contextlib.suppress(Exception):

@@ -23,10 +23,10 @@ import weakref
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from importlib import import_module
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from agentlog.application.catch_up import SessionViews
+from agentlog.application.ports import backend_of
 from agentlog.application.projections import SessionProjection, View, split_erased
 from agentlog.application.store_errors import store_errors
 from agentlog.application.view_rows import HEADER_TYPE
@@ -388,19 +388,10 @@ class SearchProjection(SessionProjection[SearchView]):
 # ------------------------------------------------------------ catch-up
 
 
-SEARCH_MODULES: Mapping[str, str] = {
-    "eventsourcing.sqlite": "agentlog.infrastructure.backends.sqlite.search",
-    "eventsourcing.postgres": "agentlog.infrastructure.backends.postgres.search",
-}
-"""Backends with a search index; the others are searched by scanning."""
-
-
 def search_view_class(factory: object) -> type[SearchView] | None:
-    for cls in type(factory).__mro__:
-        module = SEARCH_MODULES.get(cls.__module__)
-        if module is not None:
-            return cast("type[SearchView]", import_module(module).SEARCH_VIEW)
-    return None
+    """The search view of the factory's backend; ``None``: search scans."""
+    backend = backend_of(factory)
+    return None if backend is None else backend.search_view()
 
 
 class SearchIndex(SessionViews):

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from .workload import SURFACE_TYPES
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
     from agentlog.application import Sessions
 
@@ -275,14 +275,17 @@ def versions() -> str:
 
 
 @contextmanager
-def bench_store(backend: str) -> Iterator[tuple[Sessions, Path | str]]:
-    """A figures script's fresh store, opened (``Sessions``) and where it lives;
-    closed afterwards, and a PostgreSQL schema dropped."""
+def bench_store(
+    backend: str, extra: Mapping[str, str] | None = None
+) -> Iterator[tuple[Sessions, Path | str]]:
+    """A figures script's fresh store (its environment plus ``extra``), opened
+    (``Sessions``) and where it lives; closed afterwards, and a PostgreSQL
+    schema dropped."""
     from agentlog.application import Sessions
 
     with tempfile.TemporaryDirectory() as tmp:
         env, where = env_for(backend, Path(tmp))
-        app = Sessions(env=env)
+        app = Sessions(env={**env, **(extra or {})})
         try:
             yield app, where
         finally:

@@ -19,11 +19,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from eventsourcing.sqlite import SQLiteFactory
+
 from agentlog.application import Sessions
 from agentlog.application.catch_up import views_of
 from agentlog.application.erasure import cutoff_before
 from agentlog.application.search_index import search_index_of
 from agentlog.domain.session import make_header, now_ms
+from agentlog.infrastructure.backends.sqlite.factory import AgentlogSQLiteFactory
 from bench.base import bench_store, versions
 from tests.builders import TE, TS, U, store_directly
 
@@ -70,6 +73,14 @@ def timed(call: Any) -> float:
     return time.perf_counter() - started
 
 
+class PlainSQLiteFactory(AgentlogSQLiteFactory):
+    """Our SQLite factory with the library's own datastore: connections without
+    ``secure_delete`` (``--no-secure-delete``, to measure its cost)."""
+
+    def __init__(self, env: Any) -> None:
+        SQLiteFactory.__init__(self, env)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
@@ -82,20 +93,15 @@ def main() -> None:
         help="SQLite connections without secure_delete (to measure its cost)",
     )
     args = parser.parse_args()
-    if args.no_secure_delete:
-        from agentlog.infrastructure.backends.sqlite import recorders
-
-        def plain(self: Any, datastore: Any, **kwargs: Any) -> None:
-            recorders.SQLiteApplicationRecorder.__init__(self, datastore, **kwargs)
-
-        recorders.SQLiteSessionRecorder.__init__ = plain  # type: ignore[method-assign]
+    settings = {"PERSISTENCE_MODULE": f"{__name__}:PlainSQLiteFactory"}
     print(
         f"# erasure figures: {args.backend}, {args.sessions:,} sessions x "
         f"{args.prompts} prompts of 40 words"
         + (", secure_delete off" if args.no_secure_delete else "")
     )
     print(versions())
-    with bench_store(args.backend) as (app, where):
+    extra = settings if args.no_secure_delete and args.backend == "sqlite" else {}
+    with bench_store(args.backend, extra) as (app, where):
         now = now_ms()
         new: list[str] = []
         seconds = timed(

@@ -19,7 +19,6 @@ import os
 import struct
 from base64 import b64decode
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cryptography.exceptions import InvalidTag
@@ -208,25 +207,21 @@ def encryption_settings(env: Mapping[str, str]) -> EncryptionSettings | None:
     return EncryptionSettings(master_key, keystore)
 
 
-MEMORY_FACTORIES = ("agentlog.infrastructure.backends.memory",)
-"""The in-memory store's factory topics, as ``Sessions`` names them."""
-
-
 def default_keystore(env: Mapping[str, str]) -> str:
-    """``<database>.keys`` beside a SQLite file; memory beside memory; else refused.
+    """The store's backend's default key store (``<database>.keys`` beside a
+    SQLite file; memory beside memory); a backend without one is refused.
 
     A PostgreSQL store has no place outside its database we could pick: the
     operator names one (docs/encryption.md#where-keys-live).
     """
-    module = env.get("PERSISTENCE_MODULE") or ""
+    from agentlog.infrastructure.backends import DEFAULT, backend_named
+
+    module = env.get("PERSISTENCE_MODULE")
     # The library's module name, or the factory agentlog puts in its place.
-    if module in ("", "eventsourcing.popo") or module.startswith(MEMORY_FACTORIES):
-        return "memory:"
-    if module == "eventsourcing.sqlite":
-        database = env.get("SQLITE_DBNAME") or ""
-        if not database or database == ":memory:" or "mode=memory" in database:
-            return "memory:"
-        return "sqlite:///" + str(Path(database).absolute()) + ".keys"
+    backend = DEFAULT if not module else backend_named(module)
+    default = None if backend is None else backend.default_keystore(env)
+    if default is not None:
+        return default
     msg = (
         f"{ENCRYPTION_ENV_VAR}={PER_SESSION} on this store needs {KEYSTORE_ENV_VAR}: "
         "a key store outside the event database (sqlite:////path/keys.db, or "

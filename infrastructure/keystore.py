@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentlog.domain.errors import EncryptionError
+from agentlog.infrastructure.backends import backend_named
 from agentlog.infrastructure.crypto import DataKey, MasterKey
 from agentlog.infrastructure.store_url import (
     MEMORY_URLS,
@@ -36,6 +37,8 @@ from agentlog.infrastructure.store_url import (
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
+
+    from agentlog.infrastructure.backends.backend import Backend
 
     Rewrap = Callable[[str, bytes], bytes]
     """``(session id, wrapped key) -> the key wrapped by the new master key``."""
@@ -174,20 +177,11 @@ def open_key_store(
     database itself (the same SQLite file, the same PostgreSQL schema) is refused,
     since a copy of that database would carry the keys with the rows.
     """
-    # Imported here: each backend's key store builds on this module's KeyStore.
-    from agentlog.infrastructure.backends.memory.keystore import MemoryKeyStore
-    from agentlog.infrastructure.backends.postgres.keystore import PostgresKeyStore
-    from agentlog.infrastructure.backends.sqlite.keystore import SQLiteKeyStore
-
-    if url.strip() in MEMORY_URLS:
-        store: KeyStore = MemoryKeyStore(master)
-    else:
-        config = parse_store_url(url)
-        _refuse_inside_events(config, events or {})
-        if config.sqlite_path is not None:
-            store = SQLiteKeyStore(master, config.sqlite_path)
-        else:
-            store = PostgresKeyStore(master, config)
+    config = parse_store_url(url)
+    backend = backend_named(config.env["PERSISTENCE_MODULE"])
+    assert backend is not None  # every URL parse_store_url accepts names one
+    _refuse_inside_events(backend, config, events or {})
+    store = backend.key_store(master, config)
     try:
         store.check_master_key()
     except BaseException:
@@ -196,19 +190,12 @@ def open_key_store(
     return store
 
 
-def _refuse_inside_events(config: StoreConfig, events: Mapping[str, str]) -> None:
-    module = events.get("PERSISTENCE_MODULE") or ""
-    inside = False
-    if config.sqlite_path is not None and module == "eventsourcing.sqlite":
-        database = events.get("SQLITE_DBNAME") or ""
-        inside = Path(database).absolute() == Path(config.sqlite_path).absolute()
-    elif config.sqlite_path is None and "postgres" in module:
-        env = config.env
-        inside = all(
-            (events.get(name) or "") == (env.get(name) or "")
-            for name in ("POSTGRES_HOST", "POSTGRES_PORT", "POSTGRES_DBNAME")
-        ) and (events.get("POSTGRES_SCHEMA") or "public") == (config.schema or "public")
-    if inside:
+def _refuse_inside_events(
+    backend: Backend, config: StoreConfig, events: Mapping[str, str]
+) -> None:
+    if backend_named(events.get("PERSISTENCE_MODULE")) is backend and backend.holds(
+        config, events
+    ):
         msg = (
             f"the key store {mask_url(config.url)} is the event store itself; "
             "AGENTLOG_KEYSTORE must name another file, database or schema"

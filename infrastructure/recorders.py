@@ -114,7 +114,7 @@ def copy_resealed(
 
 class StreamWrites(ApplicationRecorder):
     """The two whole-stream writes, each one call of the library's ``insert_events``
-    with a keyword its backend's ``_insert_events`` understands, and erasure."""
+    with a keyword its backend's insert hook understands, and erasure."""
 
     datastore: Any
 

@@ -1,9 +1,6 @@
-"""View recorders per backend (POPO, SQLite, PostgreSQL) for the read models.
-
-Each module exports ``VIEW_CLASSES``;
-``agentlog.application.projections.view_classes_for``
-picks the module from the application's infrastructure factory. The helpers here
-turn row values into column values and back, the same way on every SQL backend.
+"""What the backends' view recorders share (each backend's are in its package,
+``backends/<name>/views.py``, named by its descriptor). The helpers here turn
+row values into column values and back, the same way on every SQL backend.
 
 Text columns hold bytes, not SQL text (docs/strings.md). A session's strings are
 whatever JavaScript can hold: lone surrogates cannot be encoded as UTF-8 (SQLite's
@@ -24,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from eventsourcing.persistence import IntegrityError
 
 from agentlog.domain.json import dumps, loads
+from agentlog.infrastructure.eventsourcing_seam import insert_tracking
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -45,7 +43,7 @@ def write_tracked(
     """
     try:
         with recorder.datastore.transaction(commit=True) as cursor:
-            recorder._insert_tracking(cursor, tracking)
+            insert_tracking(recorder, cursor, tracking)
             write(cursor)
     except IntegrityError:
         if recorder.has_tracking_id(

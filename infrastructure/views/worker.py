@@ -16,25 +16,27 @@ import os
 import signal
 import threading
 from contextlib import ExitStack
-from importlib import import_module
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from eventsourcing.projection import ProjectionRunner
 
-from agentlog.application.catch_up import VIEW_MODULES, ViewClasses
 from agentlog.application.projections import (
     LineageProjection,
     ListingProjection,
     TitleProjection,
 )
-from agentlog.application.search_index import SEARCH_MODULES, SearchProjection
+from agentlog.application.search_index import SearchProjection
 from agentlog.application.sessions import Sessions
 from agentlog.domain.errors import StoreURLError
+from agentlog.infrastructure.backends import backend_named
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from eventsourcing.projection import Projection
+
+    from agentlog.application.ports import ViewClasses
+    from agentlog.infrastructure.backends.backend import Backend
 
 POLL_SECONDS = 0.2
 
@@ -50,22 +52,29 @@ class WorkerSessions(Sessions):
     }
 
 
+def _backend(env: Mapping[str, str]) -> tuple[str, Backend | None]:
+    """The environment's ``PERSISTENCE_MODULE`` and the backend it names."""
+    module = env.get("PERSISTENCE_MODULE") or os.environ.get("PERSISTENCE_MODULE", "")
+    return module, backend_named(module)
+
+
 def view_classes(env: Mapping[str, str]) -> ViewClasses:
     """The view classes named by the environment's ``PERSISTENCE_MODULE``."""
-    module = env.get("PERSISTENCE_MODULE") or os.environ.get("PERSISTENCE_MODULE", "")
-    if module not in VIEW_MODULES or module == "eventsourcing.sqlite":
+    module, backend = _backend(env)
+    if backend is None or not backend.can_subscribe:
         msg = f"a view worker needs a store that can subscribe, not {module!r}"
         raise StoreURLError(msg)
-    return cast("ViewClasses", import_module(VIEW_MODULES[module]).VIEW_CLASSES)
+    return backend.view_classes()
 
 
 def search_pair(env: Mapping[str, str]) -> list[tuple[type[Any], type[Any]]]:
     """The search index's projection and view, unless search is off (docs/search.md)."""
-    module = env.get("PERSISTENCE_MODULE") or os.environ.get("PERSISTENCE_MODULE", "")
+    _, backend = _backend(env)
     setting = env.get("AGENTLOG_SEARCH") or os.environ.get("AGENTLOG_SEARCH", "")
-    if setting.strip().lower() == "off" or module not in SEARCH_MODULES:
+    view = None if backend is None else backend.search_view()
+    if setting.strip().lower() == "off" or view is None:
         return []
-    return [(SearchProjection, import_module(SEARCH_MODULES[module]).SEARCH_VIEW)]
+    return [(SearchProjection, view)]
 
 
 Pairs = list[tuple[type["Projection[Any]"], type[Any]]]

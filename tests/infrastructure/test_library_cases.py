@@ -1,10 +1,10 @@
 """The eventsourcing library's own recorder test cases, run against our subclasses.
 
 Our views extend the library's tracking recorders and keep the position under a
-per-view key by overriding its protected steps (``_insert_tracking``,
-``_max_tracking_id``, ``_assert_tracking_uniqueness``); the session recorders add
-a read and a stream copy to the library's application recorders (through
-``_insert_events`` and ``_insert_stored_events``). These cases are the library's
+per-view key; the session recorders add a read, a stream copy, the write guard
+and erasure to the library's application recorders, both through the library's
+protected hooks, which ``agentlog.infrastructure.eventsourcing_seam`` alone
+overrides. These cases are the library's
 behavioural spec for a recorder, so every backend class must pass them as the
 library's own recorders do. Timing-only cases are skipped: they print, they
 assert nothing, and we never assert on time.
@@ -26,6 +26,7 @@ from eventsourcing.tests.persistence import (
 
 from agentlog.application import Sessions
 from agentlog.infrastructure.backends.memory import views as popo
+from agentlog.infrastructure.backends.memory.recorders import POPOSessionRecorder
 from agentlog.infrastructure.backends.postgres import search as postgres_search
 from agentlog.infrastructure.backends.postgres import views as postgres
 from agentlog.infrastructure.backends.postgres.recorders import PostgresSessionRecorder
@@ -164,6 +165,28 @@ class TestSQLiteSessionRecorder(
         "service's own thread and process tests cover concurrent SQLite writes"
     )
     def test_concurrent_no_conflicts(self, initial_position: int = 0) -> None: ...  # noqa: PT028
+
+
+class TestPOPOSessionRecorder(
+    Backend, ApplicationRecorderTestCase[POPOSessionRecorder]
+):
+    """The same cases on the in-memory recorder ``Sessions`` uses."""
+
+    backend = "popo"
+
+    def new_originator_id(self) -> str:
+        return str(uuid.uuid4())
+
+    def create_recorder(self) -> POPOSessionRecorder:
+        recorder = self.app.recorder
+        assert isinstance(recorder, POPOSessionRecorder)
+        return recorder
+
+    @unittest.skip(NOT_TIMED)
+    def test_performance(self) -> None: ...
+
+    @unittest.skip(NOT_TIMED)
+    def test_concurrent_throughput(self) -> None: ...
 
 
 class TestPostgresSessionRecorder(

@@ -7,22 +7,23 @@ recorder, so the in-memory store behaves as SQLite and PostgreSQL do.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from eventsourcing.popo import POPOFactory
 
+from agentlog.infrastructure.backends.memory.backend import BACKEND
 from agentlog.infrastructure.backends.memory.recorders import POPOSessionRecorder
 
 if TYPE_CHECKING:
     from eventsourcing.persistence import ApplicationRecorder
 
+    from agentlog.infrastructure.backends.backend import Backend
+
 
 class AgentlogPOPOFactory(POPOFactory):
     """``POPOFactory`` whose application recorder guards writes and erases."""
 
+    backend: ClassVar[Backend] = BACKEND
+
     def application_recorder(self) -> ApplicationRecorder:
         return POPOSessionRecorder()
-
-
-Factory = AgentlogPOPOFactory
-FACTORY_TOPIC = "agentlog.infrastructure.backends.memory.factory:AgentlogPOPOFactory"

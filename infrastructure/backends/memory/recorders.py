@@ -8,8 +8,13 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from eventsourcing.persistence import Notification, StoredEvent
-from eventsourcing.popo import POPOApplicationRecorder
 
+from agentlog.infrastructure.eventsourcing_seam import (
+    POPORecorderSeam,
+    popo_drop_below,
+    popo_lock,
+    popo_stream_index,
+)
 from agentlog.infrastructure.recorders import check_continues, first_versions
 
 if TYPE_CHECKING:
@@ -18,7 +23,7 @@ if TYPE_CHECKING:
     from agentlog.infrastructure.recorders import Purge, Row
 
 
-class POPOSessionRecorder(POPOApplicationRecorder):
+class POPOSessionRecorder(POPORecorderSeam):
     """The library's in-memory recorder, plus the write guard and erasure.
 
     An erased row's slot in the notification list holds ``None``: notification
@@ -30,12 +35,9 @@ class POPOSessionRecorder(POPOApplicationRecorder):
         self._pending: dict[str, None] = {}
         """The erased sessions whose after-work is pending, in erase order."""
 
-    def _assert_uniqueness(
-        self, stored_events: Sequence[StoredEvent], **kwargs: Any
-    ) -> None:
-        super()._assert_uniqueness(stored_events, **kwargs)
+    def check_writes(self, stored_events: Sequence[StoredEvent]) -> None:
         for session_id, first in first_versions(stored_events).items():
-            index = self._stored_events_index.get(session_id) or {}
+            index = popo_stream_index(self, session_id)
             check_continues(
                 session_id,
                 first,
@@ -50,7 +52,7 @@ class POPOSessionRecorder(POPOApplicationRecorder):
         position = index.get(version)
         if position is None:
             return None
-        row = self._stored_events[position]
+        row = self.row_at(position)
         return None if row is None else (version, row.topic)
 
     def erase_streams(
@@ -59,37 +61,31 @@ class POPOSessionRecorder(POPOApplicationRecorder):
         purge: Purge,
         snapshots: Any | None,
     ) -> None:
-        with self._database_lock:
-            self._insert_events(tombstones)
+        with self.database_lock:
+            self.insert_locked(tombstones)
             purge(None)
             for tombstone in tombstones:
                 key = str(tombstone.originator_id)
-                self._drop_below(self, key, tombstone.originator_version)
+                popo_drop_below(self, key, tombstone.originator_version)
                 if snapshots is not None:
-                    with snapshots._database_lock:
-                        self._drop_below(snapshots, key, None)
+                    with popo_lock(snapshots):
+                        popo_drop_below(snapshots, key, None)
                 self._pending[key] = None
-        self._notify_listeners()
+        self.notify()
 
     def erase_snapshots(self, snapshots: Any, session_ids: Sequence[str]) -> None:
-        with snapshots._database_lock:
+        with popo_lock(snapshots):
             for key in session_ids:
-                self._drop_below(snapshots, key, None)
+                popo_drop_below(snapshots, key, None)
 
     def erase_pending(self, limit: int) -> list[str]:
-        with self._database_lock:
+        with self.database_lock:
             return list(self._pending)[:limit]
 
     def erase_done(self, session_ids: Sequence[str]) -> None:
-        with self._database_lock:
+        with self.database_lock:
             for key in session_ids:
                 self._pending.pop(key, None)
-
-    @staticmethod
-    def _drop_below(recorder: Any, session_id: str, version: int | None) -> None:
-        index = recorder._stored_events_index.get(session_id) or {}
-        for stored in [v for v in index if version is None or v < version]:
-            recorder._stored_events[index.pop(stored)] = None
 
     def select_notifications(
         self,
@@ -101,14 +97,14 @@ class POPOSessionRecorder(POPOApplicationRecorder):
         inclusive_of_start: bool = True,
     ) -> Sequence[Notification]:
         """The library's read, skipping erased slots."""
-        with self._database_lock:
+        with self.database_lock:
             first = 1 if start is None else start + (0 if inclusive_of_start else 1)
-            last = len(self._stored_events) if stop is None else stop
+            last = self.row_count() if stop is None else stop
             found: list[Notification] = []
             for position in range(max(first, 1), last + 1):
-                if position > len(self._stored_events) or len(found) == limit:
+                if position > self.row_count() or len(found) == limit:
                     break
-                row = self._stored_events[position - 1]
+                row = self.row_at(position - 1)
                 if row is None or (topics and row.topic not in topics):
                     continue
                 found.append(

@@ -7,15 +7,15 @@ from bisect import bisect_right
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from eventsourcing.persistence import Tracking
-from eventsourcing.popo import POPOTrackingRecorder
-
-from agentlog.application.catch_up import ViewClasses
+from agentlog.application.ports import ViewClasses
 from agentlog.application.projections import LineageView, ListingView, TitleView, View
 from agentlog.application.view_rows import LineageRow, ListingRow, Number, TitleRow
+from agentlog.infrastructure.eventsourcing_seam import KeyedPOPOTracking
 
 if TYPE_CHECKING:
     from collections.abc import Collection
+
+    from eventsourcing.persistence import Tracking
 
     from agentlog.application.projections import Merge
     from agentlog.application.scope import Scope
@@ -28,26 +28,12 @@ def _recency(row: ListingRow) -> tuple[Number, str]:
     return (-created, row.session_id)
 
 
-class POPOView(POPOTrackingRecorder, View[TRow], Generic[TRow]):
+class POPOView(KeyedPOPOTracking, View[TRow], Generic[TRow]):
     """Rows in a dict; a save holds the lock for rows and position together."""
 
     def __init__(self) -> None:
         super().__init__()
         self._rows: dict[str, TRow] = {}
-
-    def _track(self, tracking: Tracking) -> Tracking:
-        key = self.tracking_key(tracking.application_name)
-        return Tracking(key, tracking.notification_id)
-
-    def _assert_tracking_uniqueness(self, tracking: Tracking) -> None:
-        super()._assert_tracking_uniqueness(self._track(tracking))
-
-    def _insert_tracking(self, tracking: Tracking) -> None:
-        super()._insert_tracking(self._track(tracking))
-
-    def max_tracking_id(self, application_name: str) -> int | None:
-        with self._database_lock:
-            return self._max_tracking_ids[self.tracking_key(application_name)]
 
     def save(
         self,
@@ -56,7 +42,7 @@ class POPOView(POPOTrackingRecorder, View[TRow], Generic[TRow]):
         tracking: Tracking,
         purge: Collection[str] = (),
     ) -> bool:
-        with self._database_lock:
+        with self.database_lock:
             done = self.max_tracking_id(tracking.application_name)
             if done is not None and done >= tracking.notification_id:
                 return False
@@ -67,11 +53,11 @@ class POPOView(POPOTrackingRecorder, View[TRow], Generic[TRow]):
                 self._rows[row.session_id] = row  # type: ignore[attr-defined]
             self.purge(purge)
             self._changed()
-            self._insert_tracking(tracking)
+            self.insert_tracking_locked(tracking)
             return True
 
     def purge(self, session_ids: Collection[str], cursor: Any = None) -> None:
-        with self._database_lock:
+        with self.database_lock:
             for session_id in session_ids:
                 self._rows.pop(session_id, None)
             self._changed()
@@ -80,18 +66,18 @@ class POPOView(POPOTrackingRecorder, View[TRow], Generic[TRow]):
         """Hook for subclasses that keep a derived index."""
 
     def select_rows(self, keys: Collection[str]) -> dict[str, TRow]:
-        with self._database_lock:
+        with self.database_lock:
             return {key: self._rows[key] for key in keys if key in self._rows}
 
     def select_all(self) -> list[TRow]:
-        with self._database_lock:
+        with self.database_lock:
             return [self._rows[key] for key in sorted(self._rows)]
 
     def clear(self, application_name: str) -> None:
-        with self._database_lock:
+        with self.database_lock:
             self._rows.clear()
             self._changed()
-            self._max_tracking_ids.pop(self.tracking_key(application_name), None)
+            self.forget_tracking(application_name)
 
 
 Group = tuple[str | None, str | None]
@@ -145,7 +131,7 @@ class POPOListingView(POPOView[ListingRow], ListingView):
         after: tuple[Number, str] | None = None,
         scope: Scope | None = None,
     ) -> list[ListingRow]:
-        with self._database_lock:
+        with self.database_lock:
             rows = self._ordered(scope)
         if after is None:
             return rows[:limit]
@@ -154,7 +140,7 @@ class POPOListingView(POPOView[ListingRow], ListingView):
         return rows[start : start + limit]
 
     def select_headers(self, *, scope: Scope | None = None) -> list[dict[str, Any]]:
-        with self._database_lock:
+        with self.database_lock:
             if scope is not None:
                 return [row.header for row in self._ordered(scope) if row.header]
             return [row.header for row in self._rows.values() if row.header is not None]
@@ -179,7 +165,7 @@ class POPOLineageView(POPOView[LineageRow], LineageView):
         self._children = None
 
     def select_children(self, parent_id: str) -> list[LineageRow]:
-        with self._database_lock:
+        with self.database_lock:
             if self._children is None:
                 index: defaultdict[str, list[LineageRow]] = defaultdict(list)
                 for row in self._rows.values():
@@ -201,7 +187,7 @@ class POPOLineageView(POPOView[LineageRow], LineageView):
 
     def select_ancestry(self, session_id: str) -> list[LineageRow]:
         found: list[LineageRow] = []
-        with self._database_lock:
+        with self.database_lock:
             row = self._rows.get(session_id)
             while row is not None and row not in found:
                 found.append(row)

@@ -21,7 +21,7 @@ import contextlib
 import logging
 import os
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import parse_qsl
 
 import psycopg
@@ -31,6 +31,7 @@ from psycopg.sql import SQL, Identifier
 from psycopg_pool import PoolClosed
 
 from agentlog.domain.errors import StoreUnavailableError
+from agentlog.infrastructure.backends.postgres.backend import BACKEND
 from agentlog.infrastructure.backends.postgres.recorders import PostgresSessionRecorder
 from agentlog.infrastructure.store_url import CONNINFO_ENV_VAR
 
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 
     from eventsourcing.persistence import AggregateRecorder, ApplicationRecorder
     from eventsourcing.utils import Environment, EnvType
+
+    from agentlog.infrastructure.backends.backend import Backend
 
 logger = logging.getLogger(__name__)
 
@@ -127,6 +130,7 @@ def lost_connection(error: BaseException) -> bool:
 class AgentlogPostgresFactory(PostgresFactory):
     """``PostgresFactory`` with URL parameters, an early check and locked DDL."""
 
+    backend: ClassVar[Backend] = BACKEND
     # Copies a stream's rows in the database (a fork of a stored session).
     application_recorder_class = PostgresSessionRecorder
 
@@ -220,9 +224,3 @@ class AgentlogPostgresFactory(PostgresFactory):
     def tracking_recorder(self, tracking_recorder_class: Any = None) -> Any:
         with self._ddl_lock():
             return super().tracking_recorder(tracking_recorder_class)
-
-
-Factory = AgentlogPostgresFactory
-FACTORY_TOPIC = (
-    "agentlog.infrastructure.backends.postgres.factory:AgentlogPostgresFactory"
-)

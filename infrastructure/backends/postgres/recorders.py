@@ -7,9 +7,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from eventsourcing.persistence import StoredEvent
-from eventsourcing.postgres import PostgresApplicationRecorder
 from psycopg.sql import SQL, Composed, Identifier
 
+from agentlog.infrastructure.eventsourcing_seam import (
+    PostgresRecorderSeam,
+    postgres_insert,
+)
 from agentlog.infrastructure.recorders import (
     BATCH,
     ERASE_PENDING,
@@ -36,7 +39,7 @@ if TYPE_CHECKING:
     )
 
 
-class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
+class PostgresSessionRecorder(PostgresRecorderSeam, StreamWrites):
     """The library's PostgreSQL recorder, plus the stream writes and
     :meth:`select_events_at_places`."""
 
@@ -44,7 +47,7 @@ class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
         super().__init__(*args, **kwargs)
         self._add_pending_table()
 
-    def _insert_stored_events(
+    def insert_in_transaction(
         self,
         curs: Cursor[DictRow],
         stored_events: Sequence[StoredEvent],
@@ -57,20 +60,18 @@ class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
     ) -> None:
         # The table lock serialises every write of the events table, so the
         # guard's reads cannot go stale before the insert.
-        self._lock_table(curs)
+        self.lock_table(curs)
         with curs.connection.cursor() as probe:
             for session_id, first in first_versions(stored_events).items():
                 self._check_continues(probe, session_id, first)
         # The library locks the table and notifies before inserting the header,
         # so the copied rows take the notification ids after it, in commit order.
-        super()._insert_stored_events(curs, stored_events, **kwargs)
+        self.library_insert(curs, stored_events, **kwargs)
         for batch in more:
             # Another cursor: the library fetches the first rows' notification ids
             # from this one afterwards. The table is already locked.
             with curs.connection.cursor() as rest:
-                super(PostgresApplicationRecorder, self)._insert_stored_events(
-                    rest, batch
-                )
+                self.insert_rows_only(rest, batch)
         if copy_from is not None:
             (target,) = {str(event.originator_id) for event in stored_events}
             table = SQL("{0}.{1}").format(
@@ -95,7 +96,7 @@ class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
                     )
                 if snapshot is not None:
                     recorder, row = snapshot
-                    recorder._insert_stored_events(copy, [row])
+                    postgres_insert(recorder, copy, [row])
 
     def _copy_resealed(
         self, curs: Cursor[DictRow], table: Any, copy_from: CopyFrom, reseal: Reseal
@@ -120,9 +121,7 @@ class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
 
         def write(batch: list[StoredEvent]) -> None:
             with curs.connection.cursor() as rest:
-                super(PostgresApplicationRecorder, self)._insert_stored_events(
-                    rest, batch
-                )
+                self.insert_rows_only(rest, batch)
 
         copy_resealed(copy_from, reseal, read, write)
 
@@ -183,7 +182,7 @@ class PostgresSessionRecorder(PostgresApplicationRecorder, StreamWrites):
     def _write_tombstones(
         self, curs: Cursor[DictRow], tombstones: Sequence[StoredEvent], purge: Purge
     ) -> None:
-        self._insert_stored_events(curs, tombstones)
+        self.insert_in_transaction(curs, tombstones)
         with curs.connection.cursor() as views:
             purge(views)
 

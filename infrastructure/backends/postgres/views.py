@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from eventsourcing.persistence import OperationalError, Tracking
-from eventsourcing.postgres import PostgresTrackingRecorder
+from eventsourcing.persistence import OperationalError
 from psycopg.sql import SQL, Composed, Identifier
 
-from agentlog.application.catch_up import ViewClasses
+from agentlog.application.ports import ViewClasses
 from agentlog.application.projections import (
     VIEW_TRACKING_TABLE,
     LineageView,
@@ -28,6 +27,10 @@ from agentlog.application.view_rows import (
     TitleRow,
     columns,
     row_values,
+)
+from agentlog.infrastructure.eventsourcing_seam import (
+    KeyedPostgresTracking,
+    max_tracking_id_in,
 )
 from agentlog.infrastructure.views import (
     column_decoder,
@@ -51,7 +54,7 @@ TRow = TypeVar("TRow")
 PG_TYPES = {"text": "bytea", "int": "bigint", "number": "numeric", "json": "bytea"}
 
 
-class PostgresView(PostgresTrackingRecorder, SQLView[TRow], Generic[TRow]):
+class PostgresView(KeyedPostgresTracking, SQLView[TRow], Generic[TRow]):
     """A keyed table; created with the library's tracking table."""
 
     def __init__(self, datastore: PostgresDatastore, **kwargs: Any) -> None:
@@ -121,7 +124,7 @@ class PostgresView(PostgresTrackingRecorder, SQLView[TRow], Generic[TRow]):
             names = {str(row["relname"]).lower() for row in curs.fetchall()}
             if self.tracking_table_name.lower() not in names:
                 return False
-            previous = self._max_tracking_id(self.table_migration_identifier, curs)
+            previous = max_tracking_id_in(self, self.table_migration_identifier, curs)
         self.tracking_table_exists = True
         self.tracking_migration_previous = previous
         self.tracking_migration_current = previous
@@ -133,15 +136,6 @@ class PostgresView(PostgresTrackingRecorder, SQLView[TRow], Generic[TRow]):
             raise OperationalError(msg)
         self.datastore.register_type_adapters()
         return True
-
-    def _insert_tracking(self, curs: Cursor[DictRow], tracking: Tracking) -> None:
-        key = self.tracking_key(tracking.application_name)
-        super()._insert_tracking(curs, Tracking(key, tracking.notification_id))
-
-    def _max_tracking_id(
-        self, application_name: str, curs: Cursor[DictRow]
-    ) -> int | None:
-        return super()._max_tracking_id(self.tracking_key(application_name), curs)
 
     # ---------------------------------------------------------------- rows
 

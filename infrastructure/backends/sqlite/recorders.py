@@ -10,9 +10,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from eventsourcing.persistence import StoredEvent
-from eventsourcing.sqlite import SQLiteApplicationRecorder
 
-from agentlog.infrastructure.backends.sqlite.opening import retrying_locked
+from agentlog.infrastructure.eventsourcing_seam import SQLiteRecorderSeam, sqlite_insert
 from agentlog.infrastructure.recorders import (
     BATCH,
     ERASE_PENDING,
@@ -25,7 +24,7 @@ from agentlog.infrastructure.recorders import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from eventsourcing.sqlite import SQLiteConnection, SQLiteCursor, SQLiteDatastore
+    from eventsourcing.sqlite import SQLiteCursor
 
     from agentlog.infrastructure.recorders import (
         CopyFrom,
@@ -38,35 +37,18 @@ if TYPE_CHECKING:
     )
 
 
-class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
+class SQLiteSessionRecorder(SQLiteRecorderSeam, StreamWrites):
     """The library's SQLite recorder, plus the exact reads
     (:meth:`select_events_at`, :meth:`select_events_at_places`), the stream
     writes, the write guard and erasure.
 
-    Every connection of the store's pool runs with ``secure_delete`` on: a
-    deleted or rewritten row's bytes are overwritten with zeros wherever SQLite
-    frees them (cells, overflow and index pages, FTS5 segments the index merges
-    away), not only when a session is erased, so no old copy of a view row or an
-    index segment outlives the row (docs/erasure.md).
+    Its factory's connections run with ``secure_delete`` on
+    (:class:`~agentlog.infrastructure.backends.sqlite.factory.AgentlogSQLiteFactory`).
     """
 
     CHECKPOINT_ATTEMPTS = 10
     CHECKPOINT_WAIT = 0.02
     CHECKPOINT_BUSY_MS = 50
-
-    def __init__(self, datastore: SQLiteDatastore, **kwargs: Any) -> None:
-        super().__init__(datastore, **kwargs)
-        pool = datastore.pool
-        create = pool._create_connection
-        if not getattr(create, "secure_delete", False):
-
-            def secure() -> SQLiteConnection:
-                connection = retrying_locked(create)
-                connection._sqlite_conn.execute("PRAGMA secure_delete = ON")
-                return connection
-
-            secure.secure_delete = True  # type: ignore[attr-defined]
-            pool._create_connection = secure  # type: ignore[method-assign]
 
     def checkpoint(self) -> bool:
         """Copy the WAL into the database file and truncate it to zero bytes.
@@ -77,13 +59,15 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
         """
         for attempt in range(self.CHECKPOINT_ATTEMPTS):
             with self.datastore.get_connection(commit=True) as connection:
-                raw = connection._sqlite_conn
+                raw = connection.cursor()
                 # TRUNCATE waits for readers through the busy handler: wait
                 # briefly here and retry, instead of the connection's long timeout.
-                (timeout,) = raw.execute("PRAGMA busy_timeout").fetchone()
+                raw.execute("PRAGMA busy_timeout")
+                (timeout,) = raw.fetchone()
                 raw.execute(f"PRAGMA busy_timeout = {self.CHECKPOINT_BUSY_MS}")
                 try:
-                    row = raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                    raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    row = raw.fetchone()
                 finally:
                     raw.execute(f"PRAGMA busy_timeout = {int(timeout)}")
             if row is None or row[0] == 0:
@@ -91,7 +75,7 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
             time.sleep(self.CHECKPOINT_WAIT * (1 + attempt % 4))
         return False
 
-    def _insert_events(
+    def insert_in_transaction(
         self,
         c: SQLiteCursor,
         stored_events: Sequence[StoredEvent],
@@ -102,9 +86,9 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
         reseal: Reseal | None = None,
         **kwargs: Any,
     ) -> Sequence[int] | None:
-        ids = super()._insert_events(c, stored_events, **kwargs)
+        ids = self.library_insert(c, stored_events, **kwargs)
         for batch in more:
-            super()._insert_events(c, batch)
+            self.library_insert(c, batch)
         if copy_from is not None and reseal is not None:
 
             def read(source: str, position: int, last: int) -> list[StoredEvent]:
@@ -117,7 +101,7 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
                 )
                 return [StoredEvent(source, *row) for row in c.fetchall()]
 
-            copy_resealed(copy_from, reseal, read, partial(super()._insert_events, c))
+            copy_resealed(copy_from, reseal, read, partial(self.library_insert, c))
         elif copy_from is not None:
             (target,) = {str(event.originator_id) for event in stored_events}
             c.execute(
@@ -130,7 +114,7 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
             )
         if snapshot is not None:
             recorder, row = snapshot
-            recorder._insert_events(c, [row])
+            sqlite_insert(recorder, c, [row])
         # Checked after the inserts: the first statement of the transaction is a
         # write, so SQLite holds the write lock and no other writer interleaves.
         for session_id, first in first_versions(stored_events).items():
@@ -159,7 +143,7 @@ class SQLiteSessionRecorder(SQLiteApplicationRecorder, StreamWrites):
     ) -> None:
         # Freed pages and cells are overwritten with zeros (docs/erasure.md).
         c.execute("PRAGMA secure_delete = ON")
-        self._insert_events(c, tombstones)
+        self.insert_in_transaction(c, tombstones)
         purge(c)
 
     def _delete_below(self, c: SQLiteCursor, session_id: str, version: int) -> None:

@@ -25,6 +25,10 @@ from typing import TYPE_CHECKING
 from eventsourcing.persistence import OperationalError
 from eventsourcing.sqlite import SQLiteCursor, SQLiteTransaction
 
+from agentlog.infrastructure.eventsourcing_seam import (
+    create_tables_in,
+    max_tracking_id_in,
+)
 from agentlog.infrastructure.views.ddl import schema_ready
 
 if TYPE_CHECKING:
@@ -70,7 +74,7 @@ def ensure_tables(recorder: SQLiteTrackingRecorder) -> None:
     writes only when something is missing, and then under the write lock.
 
     Sets the library's migration attributes as its own ``create_table`` does,
-    then runs its ``_create_table`` (tracking migration, the statements, the
+    then runs its table creation (tracking migration, the statements, the
     migration row) unchanged, inside :func:`immediate_transaction`.
     """
     migration = recorder.table_migration_identifier
@@ -81,7 +85,7 @@ def ensure_tables(recorder: SQLiteTrackingRecorder) -> None:
         with immediate_transaction(recorder.datastore) as c:
             # Another opener may have created them while this one waited.
             if not _ready(recorder, c, statements, migration):
-                recorder._create_table(c)
+                create_tables_in(recorder, c)
     if (
         not recorder.datastore.single_row_tracking
         and recorder.tracking_migration_current is not None
@@ -97,7 +101,7 @@ def _ready(
     ``create_table`` records about the tracking table either way."""
     names = existing_names(c)
     exists = "tracking" in names
-    previous = recorder._max_tracking_id(key, c) if exists else None
+    previous = max_tracking_id_in(recorder, key, c) if exists else None
     recorder.tracking_table_exists = exists
     recorder.tracking_migration_previous = previous
     recorder.tracking_migration_current = previous

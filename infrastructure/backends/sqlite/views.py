@@ -10,10 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from eventsourcing.persistence import Tracking
-from eventsourcing.sqlite import SQLiteCursor, SQLiteTrackingRecorder
-
-from agentlog.application.catch_up import ViewClasses
+from agentlog.application.ports import ViewClasses
 from agentlog.application.projections import LineageView, TitleView
 from agentlog.application.view_rows import (
     LineageRow,
@@ -24,6 +21,7 @@ from agentlog.application.view_rows import (
     row_values,
 )
 from agentlog.infrastructure.backends.sqlite.tables import ensure_tables
+from agentlog.infrastructure.eventsourcing_seam import KeyedSQLiteTracking
 from agentlog.infrastructure.views import (
     column_decoder,
     decode_column,
@@ -35,7 +33,7 @@ from agentlog.infrastructure.views.sql import SQLListingView, SQLView
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
 
-    from eventsourcing.sqlite import SQLiteDatastore
+    from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore
 
     from agentlog.application.scope import Scope
 
@@ -44,7 +42,7 @@ SQLITE_TYPES = {"text": "BLOB", "int": "INTEGER", "number": "NUMERIC", "json": "
 CHUNK = 500
 
 
-class SQLiteView(SQLiteTrackingRecorder, SQLView[TRow], Generic[TRow]):
+class SQLiteView(KeyedSQLiteTracking, SQLView[TRow], Generic[TRow]):
     """A keyed table; the library's ``tracking`` table holds one row per view."""
 
     index_columns: tuple[str, ...] = ()
@@ -83,15 +81,6 @@ class SQLiteView(SQLiteTrackingRecorder, SQLView[TRow], Generic[TRow]):
         """Only look when the tables exist; else create them under the write
         lock (``backends.sqlite.tables``): a reader never fails on another's flush."""
         ensure_tables(self)
-
-    # ------------------------------------------------------------ tracking
-
-    def _insert_tracking(self, c: SQLiteCursor, tracking: Tracking) -> None:
-        key = self.tracking_key(tracking.application_name)
-        super()._insert_tracking(c, Tracking(key, tracking.notification_id))
-
-    def _max_tracking_id(self, application_name: str, c: SQLiteCursor) -> int | None:
-        return super()._max_tracking_id(self.tracking_key(application_name), c)
 
     # ---------------------------------------------------------------- rows
 

@@ -1,0 +1,95 @@
+"""The key store's contract (``agentlog.infrastructure.keystore.KeyStore``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from agentlog import EncryptionError
+from agentlog.infrastructure.crypto import DataKey, MasterKey, row_context
+from tests.crypto.conftest import new_master_key
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from agentlog.infrastructure.keystore import KeyStore
+
+    OpenStore = Callable[[MasterKey], KeyStore]
+
+CONTEXT = row_context("s", 2, "t")
+
+
+def same_key(a: DataKey, b: DataKey) -> bool:
+    try:
+        return b.open(CONTEXT, a.seal(CONTEXT, b"x")) == b"x"
+    except ValueError:
+        return False
+
+
+class KeyStoreCases:
+    """``open_store(master)`` opens the backend's key store (the same store
+    each time, except in memory); ``shared`` says whether two opens share it."""
+
+    shared: bool = True
+
+    def test_create_read_forget(self, open_store: OpenStore) -> None:
+        store = open_store(MasterKey.from_base64(new_master_key()))
+        try:
+            assert store.data_key("s1") is None
+            created = store.data_key("s1", create=True)
+            assert created is not None
+            again = store.data_key("s1")
+            assert again is not None and same_key(created, again)
+            other = store.data_key("s2", create=True)
+            assert other is not None and not same_key(other, created)
+            assert store.forget(["s1", "s1", "unknown"]) == 1
+            assert store.data_key("s1") is None
+            assert store.data_key("s2") is not None
+            assert store.forget([]) == 0
+        finally:
+            store.close()
+
+    def test_a_second_open_reads_the_same_keys_and_refuses_another_master(
+        self, open_store: OpenStore
+    ) -> None:
+        if not self.shared:
+            pytest.skip("this key store is one instance's own")
+        master = MasterKey.from_base64(new_master_key())
+        first = open_store(master)
+        try:
+            created = first.data_key("s1", create=True)
+        finally:
+            first.close()
+        second = open_store(master)
+        try:
+            read = second.data_key("s1")
+            assert created is not None and read is not None
+            assert same_key(created, read)
+        finally:
+            second.close()
+        with pytest.raises(EncryptionError, match="does not open the key store"):
+            open_store(MasterKey.from_base64(new_master_key()))
+
+    def test_rotate_keeps_the_data_keys_under_the_new_master(
+        self, open_store: OpenStore
+    ) -> None:
+        old, new = (MasterKey.from_base64(new_master_key()) for _ in range(2))
+        store = open_store(old)
+        try:
+            created = store.data_key("s1", create=True)
+            assert store.rotate(new) == 1
+            read = store.data_key("s1")
+            assert created is not None and read is not None
+            assert same_key(created, read)
+        finally:
+            store.close()
+        if self.shared:
+            reopened = open_store(new)
+            try:
+                again = reopened.data_key("s1")
+                assert again is not None and same_key(created, again)
+            finally:
+                reopened.close()
+            with pytest.raises(EncryptionError):
+                open_store(old)

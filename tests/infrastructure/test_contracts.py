@@ -1,0 +1,86 @@
+"""Every port's contract cases, against every registered backend."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from agentlog.application import Sessions
+from agentlog.infrastructure.backends import BACKENDS
+from agentlog.infrastructure.keystore import open_key_store
+from agentlog.infrastructure.store_url import parse_store_url
+from tests.conftest import PG_URL, backend_env, postgres_schema
+from tests.infrastructure.contracts.keystore_cases import KeyStoreCases
+from tests.infrastructure.contracts.recorder_cases import SessionRecorderCases
+from tests.infrastructure.contracts.view_cases import ROWS, ViewCases
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
+
+    from agentlog.infrastructure.crypto import MasterKey
+    from agentlog.infrastructure.keystore import KeyStore
+
+STORES = {"memory": "popo", "sqlite": "sqlite", "postgres": "postgres"}
+"""A test store per registered backend (``tests.conftest.backend_env``)."""
+NAMES = [backend.name for backend in BACKENDS]
+
+
+def test_every_registered_backend_has_a_test_store() -> None:
+    assert sorted(STORES) == sorted(NAMES)
+
+
+@pytest.fixture(params=NAMES)
+def store_app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Sessions]:
+    for env in backend_env(STORES[request.param], tmp_path):
+        app = Sessions(env=env)
+        try:
+            yield app
+        finally:
+            app.close()
+
+
+class TestSessionRecorder(SessionRecorderCases):
+    @pytest.fixture
+    def recorder(self, store_app: Sessions) -> Any:
+        return store_app.recorder
+
+
+class TestViews(ViewCases):
+    @pytest.fixture(params=sorted(ROWS))
+    def kind(self, request: pytest.FixtureRequest) -> str:
+        return str(request.param)
+
+    @pytest.fixture
+    def view(self, store_app: Sessions, kind: str) -> Any:
+        backend = type(store_app.factory).backend  # type: ignore[attr-defined]
+        view_class = getattr(backend.view_classes(), kind)
+        return store_app.factory.tracking_recorder(view_class)
+
+    @pytest.fixture
+    def row(self, kind: str) -> Callable[[str, int], Any]:
+        return ROWS[kind]
+
+
+def key_store_url(name: str, tmp_path: Path) -> Iterator[str]:
+    if name == "memory":
+        yield "memory:"
+    elif name == "sqlite":
+        yield f"sqlite:///{tmp_path / 'keys.db'}"
+    else:
+        for schema in postgres_schema("k_"):
+            yield f"{PG_URL}?schema={schema}"
+
+
+class TestKeyStore(KeyStoreCases):
+    @pytest.fixture(params=NAMES)
+    def open_store(
+        self, request: pytest.FixtureRequest, tmp_path: Path
+    ) -> Iterator[Callable[[MasterKey], KeyStore]]:
+        self.shared = request.param != "memory"
+        for url in key_store_url(request.param, tmp_path):
+            assert parse_store_url(url).env["PERSISTENCE_MODULE"]
+
+            yield partial(open_key_store, url)

@@ -188,9 +188,9 @@ def test_core_076_generated_ids_are_distinct_uuid4_strings(make_app: MakeApp) ->
 
 def test_core_077_a_live_id_cannot_be_created_twice(make_app: MakeApp) -> None:
     app = make_app(invariants=False)
-    app.create_session(session_id="fixed")
-    with raises_exactly(SessionAlreadyExistsError, 'session "fixed" already exists'):
-        app.create_session(session_id="fixed")
+    SessionsScenario(app, "fixed").given().when(
+        lambda sessions, sid: sessions.create_session(session_id=sid)
+    ).then_raises(SessionAlreadyExistsError, 'session "fixed" already exists')
 
 
 def test_core_078_header_fields_from_create(make_app: MakeApp) -> None:
@@ -272,8 +272,9 @@ def test_core_084_a_live_session_is_never_overwritten(make_app: MakeApp) -> None
     app = make_app(invariants=False)
     live = app.create_session(session_id="racy")
     live.append("turn/start", TS(1).data)
-    with raises_exactly(SessionAlreadyExistsError, 'session "racy" already exists'):
-        app.create_session(session_id="racy")
+    SessionsScenario(app, "racy").when(
+        lambda sessions, sid: sessions.create_session(session_id=sid)
+    ).then_raises(SessionAlreadyExistsError, 'session "racy" already exists')
     assert app.live_session("racy") is live
     assert live.seq == 1
 

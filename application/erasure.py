@@ -270,7 +270,13 @@ class SessionEraser:
             try:
                 ids = [i for i in recorder.erase_pending(PAGE) if i not in seen]
             except Exception as error:  # tried again next time
-                logger.warning(
+                # A store made before the record existed has no table until it
+                # is opened with create_tables (or migrated): nothing pending.
+                missing = "no such table" in str(error) or "does not exist" in str(
+                    error
+                )
+                logger.log(
+                    logging.DEBUG if missing else logging.WARNING,
                     "could not read the erasures pending completion (%s)",
                     type(error).__name__,
                 )

@@ -13,6 +13,7 @@ in :mod:`~agentlog.infrastructure.cli.reads` and
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
 import sqlite3
@@ -24,10 +25,12 @@ import typer
 from eventsourcing.persistence import PersistenceError as RecorderError
 from rich.console import Console
 from rich.segment import Segment
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
+from typer.main import get_command_from_info, get_command_name
 
 from agentlog.domain.errors import AgentlogError
 from agentlog.domain.json import dumps
+from agentlog.infrastructure.cli.commands import COMMANDS
 from agentlog.infrastructure.cli.interrupt import (
     EXIT_INTERRUPTED,
     Interrupted,
@@ -82,6 +85,43 @@ class StoppableGroup(TyperGroup):
             return super().make_context(*args, **kwargs)
         except Interrupted as stop:
             raise stop_exit(stopped_line(stop)) from None
+
+    # Lazy commands: a command's module is imported when that command runs.
+    listing = False
+    """True while ``--help`` lists the commands: each is its table entry."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        """The command, its module imported on first use (``--help`` imports none)."""
+        known = self.commands.get(cmd_name)
+        entry = COMMANDS.get(cmd_name)
+        if known is not None or entry is None:
+            return known
+        if self.listing:
+            return TyperCommand(
+                cmd_name, help=entry.summary, rich_help_panel=entry.panel
+            )
+        importlib.import_module(entry.module)
+        for info in cli.registered_commands:
+            assert info.callback is not None, "every command has a function"
+            name = info.name or get_command_name(info.callback.__name__)
+            if name not in self.commands:
+                command = get_command_from_info(
+                    info,
+                    pretty_exceptions_short=cli.pretty_exceptions_short,
+                    rich_markup_mode=cli.rich_markup_mode,
+                )
+                self.add_command(command, name)
+        return self.commands.get(cmd_name)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self.listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.listing = False
 
 
 cli = typer.Typer(

@@ -294,3 +294,26 @@ def test_a_failed_add_stores_nothing() -> None:
         app.close()
 
     asyncio.run(main())
+
+
+def test_a_stored_conversation_reads_like_any_session(tmp_path: Path) -> None:
+    """Export, import elsewhere, search and the listing see an SDK session."""
+    from agentlog import SessionQuery, export_session, import_log
+
+    async def main() -> None:
+        app = Sessions()
+        ours = AgentlogSession("s", app, cwd="/work")
+        await conversation(ours, streamed=False)
+        expected = await ours.get_items()
+        path = tmp_path / "s.jsonl"
+        path.write_bytes(export_session(app, "s"))
+        other = Sessions()
+        imported = import_log(other, path, strict=True).session_id
+        assert await AgentlogSession(imported, other).get_items() == expected
+        query = SessionQuery(other)
+        assert [r.header["id"] for r in query.list_sessions()] == [imported]
+        assert query.search_events(imported, "Roses").items
+        app.close()
+        other.close()
+
+    asyncio.run(main())

@@ -139,19 +139,31 @@ def run_turn(app: Sessions, session_id: str, spec: dict[str, Any]) -> list[Any]:
     return out
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    "backend", ["popo", pytest.param("sqlite", marks=pytest.mark.slow)], indirect=True
-)
-@settings(
-    max_examples=25,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
-@given(loop=st.lists(turns, min_size=1, max_size=4))
+LOOPS = st.lists(turns, min_size=1, max_size=4)
+FIXTURE_OK = [HealthCheck.function_scoped_fixture]
+
+
+@pytest.mark.parametrize("backend", ["popo"], indirect=True)
+@settings(max_examples=12, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(loop=LOOPS)
 def test_random_loops_keep_every_rule(
     make_app: MakeApp, loop: list[dict[str, Any]]
 ) -> None:
+    check_loop(make_app, loop)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["popo", "sqlite"], indirect=True)
+@settings(max_examples=60, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(loop=LOOPS)
+def test_many_random_loops_keep_every_rule(
+    make_app: MakeApp, loop: list[dict[str, Any]]
+) -> None:
+    check_loop(make_app, loop)
+
+
+def check_loop(make_app: MakeApp, loop: list[dict[str, Any]]) -> None:
+    """Drive ``loop`` through the writer; check the log and the messages."""
     app = make_app(invariants=False)
     session_id = str(uuid.uuid4())
     expected: list[Any] = []

@@ -129,7 +129,10 @@ def test_a_lock_never_released_is_a_typed_error(tmp_path: Path) -> None:
         names = {r[0] for r in check.execute("SELECT name FROM sqlite_master")}
     finally:
         check.close()
-    assert not any(name.startswith("agentlog_") for name in names)
+    # The event store's own erase record is made with its events table, before
+    # the lock; no view table may be half-created.
+    views = names - {"agentlog_erase_pending"}
+    assert not any(name.startswith("agentlog_") for name in views)
 
 
 @pytest.fixture

@@ -28,6 +28,7 @@ from agentlog.infrastructure.cli.program import (
     say,
 )
 from agentlog.infrastructure.cli.progress import Meter
+from agentlog.infrastructure.cli.render import when
 
 if TYPE_CHECKING:
     from agentlog.application.sessions import Sessions
@@ -93,14 +94,14 @@ def erase(
 
 @cli.command(rich_help_panel=ERASE)
 def erasures(ctx: typer.Context, as_json: JsonFlag = False) -> None:
-    """The audit: every erased session with its time (epoch ms) and reason."""
+    """The audit: every erased session with its time (UTC) and reason."""
     with opened(ctx) as app:
         records = app.erasures()
     if as_json:
         emit_json([record.to_json() for record in records])
         return
     for record in records:
-        say(out, f"{record.session_id}  {record.erased_at}  {record.reason}")
+        say(out, f"{record.session_id}  {when(record.erased_at)}  {record.reason}")
 
 
 @cli.command(rich_help_panel=ERASE)

@@ -9,6 +9,7 @@ draws it.
 
 from __future__ import annotations
 
+import shlex
 from typing import Annotated, Any
 
 import typer
@@ -37,6 +38,7 @@ from agentlog.infrastructure.cli.render import (
     summaries_table,
     window_view,
 )
+from agentlog.infrastructure.cli.terminal import mask_secrets
 
 READ = "Read"
 LIMIT_MAX = 10_000
@@ -63,6 +65,17 @@ def neighbours_option(flag: str, side: str) -> Any:
         max=WINDOW_MAX,
         help=f"Events {side} it (0 to {WINDOW_MAX}).",
     )
+
+
+def next_page_command(ctx: typer.Context, limit: int, cursor: str) -> str:
+    """The command that prints the next page, run as printed: the same store
+    (when one was named; a password in it is masked) and the same page size."""
+    words = ["agentlog"]
+    store = ctx.parent.params.get("store") if ctx.parent is not None else None
+    if store:
+        words += ["--store", mask_secrets(store)]
+    words += [*ctx.command_path.split()[1:], "--limit", str(limit), "--cursor", cursor]
+    return shlex.join(words)
 
 
 @cli.command("ls", rich_help_panel=READ)
@@ -96,7 +109,9 @@ def list_command(
         return
     out.print(summaries_table(page.items, "Sessions"))
     if page.next_cursor:
-        say(out, f"more: agentlog ls --cursor {page.next_cursor}", style="dim")
+        say(
+            out, f"more: {next_page_command(ctx, limit, page.next_cursor)}", style="dim"
+        )
 
 
 @cli.command(rich_help_panel=READ)

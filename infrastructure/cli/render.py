@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from rich import box
@@ -50,19 +50,22 @@ _SPACES = re.compile(r"\s+")
 
 
 def when(ms: object) -> str:
-    """Epoch milliseconds as local time; anything else as it is."""
+    """Epoch milliseconds as ISO 8601 in UTC with the year
+    (``2026-07-06T15:35:13Z``), the same on every machine; anything else as it
+    is. ``--json`` keeps the epoch milliseconds."""
     if type(ms) is not int and type(ms) is not float:
         return "?" if ms is None else str(ms)
     try:
-        return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
+        moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
     except (OverflowError, OSError, ValueError):
         return str(ms)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def short_when(ms: object) -> str:
-    """Month, day and minute: enough to tell sessions apart in a listing."""
+    """To the minute (``2026-07-06T15:35Z``): enough to tell sessions apart."""
     full = when(ms)
-    return full[5:16] if len(full) == 19 else full
+    return full[:16] + "Z" if full.endswith("Z") else full
 
 
 def compact_json(value: object) -> str:

@@ -1,0 +1,48 @@
+"""Papercuts of a first hour with the command line (issue 22), in process."""
+
+from __future__ import annotations
+
+import shlex
+from typing import TYPE_CHECKING
+
+from typer.testing import CliRunner
+
+from agentlog.application import Sessions
+from agentlog.infrastructure.cli import cli
+from agentlog.infrastructure.cli.render import short_when, when
+from agentlog.infrastructure.formats.jsonl import import_log
+from tests.formats.samples import SEED_ERA, substituted
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def test_times_are_iso_8601_utc_with_the_year() -> None:
+    assert when(0) == "1970-01-01T00:00:00Z"
+    assert short_when(0) == "1970-01-01T00:00Z"
+    assert when(1783352113760) == "2026-07-06T15:35:13Z"
+    assert when(None) == "?"
+
+
+def test_the_ls_more_hint_keeps_the_store_and_the_limit(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/elsewhere.db"
+    app = Sessions(
+        env={
+            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+            "SQLITE_DBNAME": str(tmp_path / "elsewhere.db"),
+        }
+    )
+    for path in SEED_ERA[-3:]:  # three distinct header ids
+        import_log(app, substituted(path))
+    app.close()
+    runner = CliRunner()
+    first = runner.invoke(cli, ["--store", url, "ls", "--limit", "2"])
+    assert first.exit_code == 0, first.output
+    hint = first.output.strip().splitlines()[-1]
+    assert hint.startswith("more: agentlog --store ")
+    args = shlex.split(hint.removeprefix("more: "))[1:]
+    assert args[:5] == ["--store", url, "ls", "--limit", "2"]
+    second = runner.invoke(cli, args)
+    assert second.exit_code == 0, second.output
+    assert "more:" not in second.output
+    assert len([line for line in second.output.splitlines() if "  " in line]) >= 1

@@ -169,13 +169,21 @@ def write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> int:
     """Write a file whole or not at all: into a temporary sibling, then renamed.
 
     An export that fails half-way (a full disk, an interrupt) leaves any earlier
-    file at ``path`` untouched and no partial one. Returns the bytes written.
+    file at ``path`` untouched and no partial one. A missing folder is named as
+    such (not the temporary file), and the file gets the permissions any new
+    file would (``0o666`` less the umask). Returns the bytes written.
     """
+    folder = path.parent
+    if not folder.is_dir():
+        reason = "is not a folder" if folder.exists() else "no such folder"
+        msg = f"cannot write {path}: {reason}: {folder}"
+        raise FileNotFoundError(msg)
     descriptor, name = tempfile.mkstemp(
-        dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+        dir=folder, prefix=f".{path.name}.", suffix=".tmp"
     )
     temporary = Path(name)
     try:
+        os.fchmod(descriptor, 0o666 & ~_umask())
         with open(descriptor, "wb") as sink:
             write(sink)
             sink.flush()
@@ -186,6 +194,13 @@ def write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> int:
         temporary.unlink(missing_ok=True)
         raise
     return size
+
+
+def _umask() -> int:
+    """The process's umask (reading it means setting it, so it is set back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def encode_log(

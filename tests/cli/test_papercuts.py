@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import shlex
+import stat
 from typing import TYPE_CHECKING
 
+import pytest
 from typer.testing import CliRunner
 
 from agentlog.application import Sessions
 from agentlog.infrastructure.cli import cli
 from agentlog.infrastructure.cli.render import short_when, when
-from agentlog.infrastructure.formats.jsonl import import_log
+from agentlog.infrastructure.formats.jsonl import import_log, write_atomically
 from tests.formats.samples import SEED_ERA, substituted
 
 if TYPE_CHECKING:
@@ -46,3 +49,23 @@ def test_the_ls_more_hint_keeps_the_store_and_the_limit(tmp_path: Path) -> None:
     assert second.exit_code == 0, second.output
     assert "more:" not in second.output
     assert len([line for line in second.output.splitlines() if "  " in line]) >= 1
+
+
+def test_export_into_a_missing_folder_names_the_folder(tmp_path: Path) -> None:
+    target = tmp_path / "missing" / "f.jsonl"
+    with pytest.raises(FileNotFoundError) as caught:
+        write_atomically(target, lambda sink: sink.write(b"x\n"))
+    assert str(caught.value) == (
+        f"cannot write {target}: no such folder: {tmp_path / 'missing'}"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_exported_file_honours_the_umask(tmp_path: Path) -> None:
+    previous = os.umask(0o027)
+    try:
+        target = tmp_path / "f.jsonl"
+        write_atomically(target, lambda sink: sink.write(b"x\n"))
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640

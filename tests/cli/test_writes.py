@@ -152,7 +152,7 @@ def test_export_round_trips(store: Store, tmp_path: Path) -> None:
     assert again[1:] == events
     bad = store("export", session_id, "-o", str(tmp_path / "no" / "such" / "dir.jsonl"))
     assert bad.returncode == 1
-    assert "No such file or directory" in bad.stderr
+    assert f"no such folder: {tmp_path / 'no' / 'such'}" in bad.stderr
     assert len(bad.stderr.splitlines()) == 1
 
 

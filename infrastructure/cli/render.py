@@ -68,6 +68,26 @@ def short_when(ms: object) -> str:
     return full[:16] + "Z" if full.endswith("Z") else full
 
 
+def seq_ranges(values: Sequence[int]) -> str:
+    """Seqs in their order, each run of consecutive ones as a range: ``5–87, 90``."""
+    parts: list[str] = []
+    start = previous = None
+    for value in values:
+        if previous is not None and value == previous + 1:
+            previous = value
+            continue
+        if start is not None:
+            parts.append(_run(start, previous))
+        start = previous = value
+    if start is not None:
+        parts.append(_run(start, previous))
+    return ", ".join(parts)
+
+
+def _run(start: int, end: int | None) -> str:
+    return str(start) if end is None or end == start else f"{start}–{end}"
+
+
 def compact_json(value: object) -> str:
     return dumps(value).decode("utf-8").lstrip(" ")
 
@@ -421,12 +441,15 @@ def event_trace_view(trace: SessionEventTrace) -> RenderableType:
     def seqs(values: Sequence[int]) -> Text:
         return Text(", ".join(map(str, values)) if values else "—")
 
+    def ranges(values: Sequence[int]) -> Text:
+        return Text(seq_ranges(values) or "—")
+
     table.add_row("event", datum(f"{record.seq} {record.type}"))
     table.add_row("surface", mark(record.surface))
     if trace.replaced_by is not None:
         table.add_row("replaced by", Text(str(trace.replaced_by)))
     table.add_row("replacement chain", seqs(trace.replacement_chain))
-    table.add_row("replaces", seqs(trace.replaced_event_seqs))
-    table.add_row("sources", seqs(trace.source_event_seqs))
-    table.add_row("derived", seqs(trace.derived_event_seqs))
+    table.add_row("replaces", ranges(trace.replaced_event_seqs))
+    table.add_row("sources", ranges(trace.source_event_seqs))
+    table.add_row("derived", ranges(trace.derived_event_seqs))
     return table

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from agentlog.application import Sessions
 from agentlog.infrastructure.cli import cli
-from agentlog.infrastructure.cli.render import short_when, when
+from agentlog.infrastructure.cli.render import seq_ranges, short_when, when
 from agentlog.infrastructure.formats.jsonl import import_log, write_atomically
 from tests.formats.samples import SEED_ERA, substituted
 
@@ -69,3 +69,10 @@ def test_an_exported_file_honours_the_umask(tmp_path: Path) -> None:
     finally:
         os.umask(previous)
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
+
+
+def test_trace_event_seqs_show_as_ranges() -> None:
+    assert seq_ranges([5, 6, 7, *range(8, 88), 90, 92, 93]) == "5–87, 90, 92–93"
+    assert seq_ranges([3]) == "3"
+    assert seq_ranges([]) == ""
+    assert seq_ranges([4, 3]) == "4, 3"

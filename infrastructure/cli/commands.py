@@ -95,7 +95,7 @@ COMMANDS: dict[str, Command] = {
     "erasures": Command(
         "agentlog.infrastructure.cli.erasure",
         "Erase",
-        "The audit: every erased session with its time (epoch ms) and reason.",
+        "The audit: every erased session with its time (UTC) and reason.",
     ),
     "gc": Command(
         "agentlog.infrastructure.cli.erasure",

@@ -15,6 +15,31 @@ can catch SIGINT and SIGTERM before the heavy imports start.
 
 from __future__ import annotations
 
+
+def _check_layout() -> None:
+    """Refuse a checkout whose layer symlinks are plain files.
+
+    ``agentlog/domain`` and its two siblings are symlinks to the top-level
+    folders. A checkout without symlink support has small text files there;
+    importing on would find no ``agentlog.domain`` here and could silently
+    import another installed copy instead (docs/backends.md#layout).
+    """
+    import os
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    for layer in ("domain", "application", "infrastructure"):
+        if not os.path.isdir(os.path.join(here, layer)):
+            msg = (
+                f"agentlog at {here} is incomplete: agentlog/{layer} is not a "
+                "folder (a checkout without symlinks?); clone with "
+                "git -c core.symlinks=true, or install a built wheel"
+            )
+            raise ImportError(msg)
+
+
+_check_layout()
+del _check_layout
+
 TYPE_CHECKING = False  # not typing's: importing typing alone takes milliseconds
 if TYPE_CHECKING:
     from agentlog.application.agent_turns import Step, Turn

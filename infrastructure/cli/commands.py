@@ -117,6 +117,11 @@ COMMANDS: dict[str, Command] = {
         "Store",
         "Create the store's tables and views (for services with create_tables=False).",
     ),
+    "worker": Command(
+        "agentlog.infrastructure.cli.worker",
+        "Store",
+        "Keep the views and search index current (PostgreSQL; SIGINT/SIGTERM stop).",
+    ),
     "schema": Command(
         "agentlog.infrastructure.cli.schema",
         "Reference",

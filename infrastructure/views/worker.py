@@ -6,8 +6,9 @@ transaction. In-process ``catch_up`` calls share those positions, so the two can
 run side by side and no notification is applied twice. SQLite cannot subscribe:
 there, ``catch_up`` alone keeps the views current.
 
-Run it with ``python -m agentlog.infrastructure.views.worker`` (environment as for the
-application: ``PERSISTENCE_MODULE=eventsourcing.postgres``, ``POSTGRES_*``).
+Run it with ``agentlog --store URL worker`` (docs/worker.md); ``python -m
+agentlog.infrastructure.views.worker`` still runs it with the store taken from the
+environment (``PERSISTENCE_MODULE=eventsourcing.postgres``, ``POSTGRES_*``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from eventsourcing.projection import ProjectionRunner
@@ -31,7 +34,7 @@ from agentlog.domain.errors import StoreURLError
 from agentlog.infrastructure.backends import backend_named
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping, Sequence
 
     from eventsourcing.projection import Projection
 
@@ -111,15 +114,64 @@ def start_runners(
     ]
 
 
-def run(env: Mapping[str, str], stop: Any) -> None:
-    """Run a runner per view until ``stop`` (an ``Event``) is set; errors re-raise."""
+@dataclass(frozen=True, slots=True)
+class ViewPosition:
+    """How far one view has folded the log: its last notification and the log's."""
+
+    name: str
+    position: int
+    head: int
+
+    @property
+    def lag(self) -> int:
+        return max(0, self.head - self.position)
+
+
+def positions(runners: Sequence[ProjectionRunner[Sessions, Any]]) -> list[ViewPosition]:
+    """Each runner's view position against the log's last notification id.
+
+    A view folds only its topics, so its position stays where its last own
+    notification was: its lag counts from the first of its notifications it
+    has not folded (none: no lag)."""
+    out = []
+    for runner in runners:
+        recorder = runner.app.recorder
+        head = recorder.max_notification_id() or 0
+        position = runner.view.max_tracking_id(runner.app_name) or 0
+        pending = recorder.select_notifications(
+            start=position + 1, limit=1, topics=runner.projection.topics
+        )
+        position = head if not pending else pending[0].id - 1
+        name = str(getattr(runner.view, "view_name", type(runner.view).__name__))
+        out.append(ViewPosition(name.split(".")[0], position, head))
+    return out
+
+
+def run(
+    env: Mapping[str, str],
+    stop: Any,
+    status: Callable[[list[ViewPosition]], None] | None = None,
+    every: float = 0.0,
+) -> None:
+    """Run a runner per view until ``stop`` (an ``Event``) is set; errors re-raise.
+
+    With ``status``, it is given the views' positions when they start, every
+    ``every`` seconds (if positive) and when they stop."""
     with ExitStack() as stack:
         runners = start_runners(stack, view_pairs(env), env)
+        if status is not None:
+            status(positions(runners))
+        last = time.monotonic()
         while not stop.wait(POLL_SECONDS):
             for runner in runners:
                 if runner.is_interrupted.is_set():
                     runner.run_forever(timeout=0)  # re-raises the runner's error
                     return
+            if status is not None and every > 0 and time.monotonic() - last >= every:
+                last = time.monotonic()
+                status(positions(runners))
+        if status is not None:
+            status(positions(runners))
 
 
 def main() -> None:  # pragma: no cover - exercised as a process in deployments

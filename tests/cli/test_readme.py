@@ -18,9 +18,27 @@ def test_the_python_example_runs_in_ten_lines() -> None:
     assert len(lines) <= 10
     namespace: dict[str, object] = {}
     exec(compile(code, "README.md", "exec"), namespace)
-    assert namespace["app"].messages(namespace["s"].id) == [
-        {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+    app = namespace["app"]
+    messages = app.messages("s1")
+    assert [message["role"] for message in messages] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
     ]
+    assert messages[0]["content"] == [{"type": "text", "text": "Is it up?"}]
+    (call,) = messages[1]["content"]
+    assert (call["type"], call["name"]) == ("tool-call", "http_get")
+    (result,) = messages[2]["content"]
+    assert (result["toolCallId"], result["isError"]) == (call["id"], False)
+    assert result["content"] == [{"type": "text", "text": "200 OK"}]
+    assert messages[3]["content"] == [
+        {"type": "reasoning", "text": "The GET succeeded."},
+        {"type": "text", "text": "Yes, it answers 200."},
+    ]
+    (record,) = namespace["SessionQuery"](app).list_sessions()
+    assert record.header["id"] == "s1"
+    assert record.header["cwd"] == "/srv/app"
 
 
 def test_the_command_table_lists_every_command() -> None:

@@ -22,7 +22,8 @@ def _check_layout() -> None:
     ``agentlog/domain`` and its two siblings are symlinks to the top-level
     folders. A checkout without symlink support has small text files there;
     importing on would find no ``agentlog.domain`` here and could silently
-    import another installed copy instead (docs/backends.md#layout).
+    import another installed copy instead
+    (docs/backends.md#layout-the-three-folders-and-the-agentlog-package).
     """
     import os
 

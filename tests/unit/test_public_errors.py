@@ -49,6 +49,7 @@ INTERNAL = {
     "NotJsonError": "the JSON codec's signal, turned into NonJsonDataError",
     "ZstdFrameError": "the frame scanner's signal, turned into CorruptSessionLogError",
     "MalformedRowError": "a log row's signal, turned into CorruptSessionLogError",
+    "ParameterError": "a web request parameter's signal, answered with a 400",
 }
 
 

@@ -103,7 +103,7 @@ def test_the_common_words_forget_an_erased_sessions_words(
 ) -> None:
     if crypto_env["PERSISTENCE_MODULE"] != "eventsourcing.sqlite":
         pytest.skip("the common-word pairs are the SQLite index's")
-    from agentlog.infrastructure.backends.sqlite import search as sqlite_search
+    from agentlog.infrastructure.backends.sqlite import search_index_writes
 
     app = open_app()
     write(app, "erased", "zanzibar zanzibar", "zanzibar answer", "zanzibar output")
@@ -114,10 +114,10 @@ def test_the_common_words_forget_an_erased_sessions_words(
     index.catch_up()
     view = index.search.view
     with view.datastore.transaction(commit=True) as c:
-        sqlite_search._choose_pairs(c, 0)
-        assert "zanzibar" in sqlite_search._pairs(c).common  # type: ignore[union-attr]
+        search_index_writes.choose_pairs(c, 0)
+        assert "zanzibar" in search_index_writes.read_pairs(c).common  # type: ignore[union-attr]
     app.erase("erased", reason="request")
     with view.datastore.transaction(commit=False) as c:
-        common = sqlite_search._pairs(c).common  # type: ignore[union-attr]
+        common = search_index_writes.read_pairs(c).common  # type: ignore[union-attr]
     assert "zanzibar" not in common
     assert "kept" in common

@@ -222,6 +222,7 @@ def test_an_index_built_under_an_older_token_rule_is_rebuilt(
     from agentlog.infrastructure.backends.postgres import search as postgres_search
     from agentlog.infrastructure.backends.postgres import search_terms
     from agentlog.infrastructure.backends.sqlite import search as sqlite_search
+    from agentlog.infrastructure.backends.sqlite import search_index_writes
 
     def old_rule(text: str) -> list[str]:
         return [token.lower() for token in re.findall(r"[^\W_]+", text)]
@@ -229,7 +230,7 @@ def test_an_index_built_under_an_older_token_rule_is_rebuilt(
     with monkeypatch.context() as patch:
         for module in (sqlite_search, postgres_search):
             patch.setattr(module, "TOKEN_RULE", 1)
-        for module in (sqlite_search, search_terms):
+        for module in (search_index_writes, search_terms):
             patch.setattr(module, "tokens", old_rule)
         patch.setattr(search_text, "token_count", lambda text: len(old_rule(text)))
         raw_write(app, header("s1"), [ev(0, U("请看文件结构"), 100)])
@@ -495,9 +496,9 @@ def test_documents_past_the_last_band_share_it(
     """Documents of more tokens than the last band's share it (by default,
     documents of over four million tokens): sorted or walked, the shared band
     gives the scan's pages. A no-op off SQLite."""
-    from agentlog.infrastructure.backends.sqlite import search as sqlite_search
+    from agentlog.infrastructure.backends.sqlite import search_tokens
 
-    monkeypatch.setattr(sqlite_search, "BAND_MAX", 4)  # documents of 4–9 tokens
+    monkeypatch.setattr(search_tokens, "BAND_MAX", 4)  # documents of 4–9 tokens
     corpus(app, sessions=16)
     indexed = SessionQuery(app)
     scanned = SessionQuery(app, persistence=CountingReader(indexed.store_reader()))
@@ -510,7 +511,7 @@ def test_documents_past_the_last_band_share_it(
     view: Any = index_of(app).search.view
     if getattr(view, "lists_in_order", False):
         ids = view.select_ids(("alpha",), None)
-        assert max(ids) >> sqlite_search.BAND_SHIFT == 4
+        assert max(ids) >> search_tokens.BAND_SHIFT == 4
 
 
 def test_a_full_band_refuses_its_next_document(
@@ -522,9 +523,9 @@ def test_a_full_band_refuses_its_next_document(
     view: Any = index_of(app).search.view
     if not getattr(view, "lists_in_order", False):
         pytest.skip("the SQLite index's bands")
-    from agentlog.infrastructure.backends.sqlite import search as sqlite_search
+    from agentlog.infrastructure.backends.sqlite import search_tokens
 
-    monkeypatch.setattr(sqlite_search, "BAND_SHIFT", 1)
+    monkeypatch.setattr(search_tokens, "BAND_SHIFT", 1)
     logs = [(header(f"s{n}"), [ev(0, U("same length"), n)]) for n in range(3)]
     raw_write_many(app, logs)
     with pytest.raises(SessionQueryError, match=r"holds 2\*\*1 documents of 2 tok"):
@@ -632,7 +633,7 @@ def test_the_sqlite_index_reads_only_the_bands_with_matches(app: Sessions) -> No
     assert not [text for text in statements if "rowid = w.id" in text]
     scans = [text for text in statements if "ORDER BY rowid" in text]
     assert len(scans) == 1, scans
-    from agentlog.infrastructure.backends.sqlite.search import BAND_SHIFT
+    from agentlog.infrastructure.backends.sqlite.search_tokens import BAND_SHIFT
 
     ids = view.select_ids(("needle",), None)
     assert {doc_id >> BAND_SHIFT for doc_id in ids} == {4}

@@ -1,21 +1,15 @@
-"""The SQLite search index: a contentless FTS5 table and an order index.
+"""The SQLite search view: its states, its schema and how a page is read.
 
 ``agentlog_search_v5`` holds each session's decision state (as the other views
-hold rows); ``agentlog_search_v5_docs`` one row per document *without its text*:
-its number (in indexing order), the session's label, ``-seq``, the order key's
-other parts (``doc_tokens``, ``neg_time``) and ``flags`` (type code, surface
-class, whether the time is a number), under two unique indexes: the order key,
-and the session then the key. A session id is stored once, in
+hold rows); the documents, their full-text index and the index's metadata are
+the tables of ``search_index_writes``. A session id is stored once, in
 ``agentlog_search_v5_sessions`` beside its *label*: an integer that sorts as
 the id does (``session_labels``), so the order key compares labels in SQL and
-each document row carries a few bytes instead of the id; a type is stored once
-in ``agentlog_search_v5_types``. ``agentlog_search_v5_fts`` is a contentless
-FTS5 index (no column sizes) of each document's tokens as ``domain.search_text``
-splits them (:func:`fts_token`), so FTS5 matches exactly what the scan matches,
-and of its pairs of common words (``word_pairs``). A document's id is its band
-(its token count) and a slot (:data:`BAND_SHIFT`), so FTS5 lists matches in the
-order's first part. Documents, states and the tracking position change in one
-transaction.
+each document row carries a few bytes instead of the id. The document rows are
+ordered by two unique indexes: the order key, and the session then the key.
+FTS5 matches exactly what the scan matches (``search_tokens``), and lists a
+phrase's matches by band, the order's first part. Documents, states and the
+tracking position change in one transaction.
 
 A contentless table forgets a row only given the exact text it indexed: the
 texts are recomputed from the session's stored events (``SearchView.texts``)
@@ -30,7 +24,6 @@ from __future__ import annotations
 import json
 import logging
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
 from itertools import islice
 from math import isqrt
 from typing import TYPE_CHECKING, Any, Literal
@@ -55,7 +48,34 @@ from agentlog.application.search_match import (
     time_key,
     token_count,
 )
-from agentlog.domain.search_text import TOKEN_RULE, tokens
+from agentlog.domain.search_text import TOKEN_RULE
+from agentlog.infrastructure.backends.sqlite import search_tokens
+from agentlog.infrastructure.backends.sqlite.search_index_writes import (
+    DOCS,
+    FTS,
+    META,
+    TYPES,
+    band_size,
+    choose_pairs,
+    drop_vanished_common,
+    flags_of,
+    fts_row,
+    index_texts,
+    indexed_columns,
+    next_id,
+    read_pairs,
+    type_code,
+)
+from agentlog.infrastructure.backends.sqlite.search_matches import (
+    match_expression,
+    match_test,
+    matches,
+)
+from agentlog.infrastructure.backends.sqlite.search_tokens import (
+    band_ids,
+    band_of,
+    band_of_id,
+)
 from agentlog.infrastructure.backends.sqlite.session_labels import (
     LABELS,
     TABLE_STATEMENT,
@@ -64,11 +84,6 @@ from agentlog.infrastructure.backends.sqlite.session_labels import (
     label_of,
 )
 from agentlog.infrastructure.backends.sqlite.views import SQLiteView
-from agentlog.infrastructure.backends.sqlite.word_pairs import (
-    choose_common,
-    pairs_phrase,
-    pairs_text,
-)
 from agentlog.infrastructure.views import decode_text, encode_text, write_tracked
 
 if TYPE_CHECKING:
@@ -84,11 +99,6 @@ if TYPE_CHECKING:
     from eventsourcing.persistence import Tracking
 
 log = logging.getLogger(__name__)
-ESCAPE = "\u01c1"
-DOCS = "agentlog_search_v5_docs"
-FTS = "agentlog_search_v5_fts"
-META = "agentlog_search_v5_meta"
-TYPES = "agentlog_search_v5_types"
 IDS = "temp.agentlog_search_ids"
 KEY = "d.doc_tokens, d.neg_time, d.label, d.neg_seq"
 _COLUMNS = "d.neg_seq, d.flags, d.doc_tokens, d.neg_time, d.id, d.number"
@@ -97,13 +107,6 @@ _UNLABELLED = f"d.label AS who, {_COLUMNS}"
 _JOIN_LABELS = f"JOIN {LABELS} AS s ON s.label = d.label"
 _SOURCE = f"{DOCS} AS d {_JOIN_LABELS}"
 Source = Literal["ids", "all", "join"]
-BAND_SHIFT = 28
-"""A document's id is ``band << BAND_SHIFT | slot``: the full-text index lists
-a phrase's matches by id, so by band, the order key's first part. A band holds
-at most 2**28 documents (the index refuses more); a wider shift would cost every
-posting that crosses bands a longer id delta (a larger index)."""
-BAND_MAX = (1 << 22) - 1
-"""Documents of more tokens share the last band (their ids stay below 2**62)."""
 GATHER = 256
 """A band's matches read into Python, then sorted by their ids; a band with
 more is counted in SQL and joined there or walked: fewer Python objects, so
@@ -138,239 +141,6 @@ _STALE_IF = "('stale', 'numbered', 'tokens')"
 PAIRS_AFTER = 10_000
 """The common words are chosen when this many documents are indexed, from
 them; every later document gets its pairs (docs/search.md#the-index)."""
-NO_PAIRS = "\u01c20"
-"""The ``pairs`` column of a document indexed before the common words were
-chosen: ``ǂ0``, a token no pair spells, so a query can ask for its text."""
-
-
-def band_of(doc_tokens: int) -> int:
-    """The band of a document of ``doc_tokens`` tokens."""
-    return min(doc_tokens, BAND_MAX)
-
-
-def band_ids(band: int) -> tuple[int, int]:
-    """The first and last id a band's documents may take."""
-    low = band << BAND_SHIFT
-    return low, low + (1 << BAND_SHIFT) - 1
-
-
-def fts_token(token: str) -> str:
-    r"""One token of ``domain.search_text`` as one FTS5 token that ``unicode61``
-    neither splits nor folds: ASCII letters and digits as they are, any other
-    token as ``ǁ`` and the hex of its UTF-8.
-
-    FTS5 splits and folds by its own Unicode 6.1 tables: it keeps combining
-    marks and private-use characters inside a word, which Python's ``\w``
-    does not, and folds ``Σ`` where ``str.lower`` gives ``ς``. Fed the text, it
-    missed the exact stored words ``cafe\u0301``, ``\ue0b0branch``; fed these
-    tokens, it matches exactly what the scan matches. No ASCII token holds
-    ``ǁ`` (U+01C1, a letter without case since Unicode 1.1), so none collides.
-    """
-    # A token is a run of letters and digits, lower-cased: if ASCII, [a-z0-9]+.
-    return token if token.isascii() else ESCAPE + token.encode().hex()
-
-
-def fts_body(words: Sequence[str]) -> str:
-    """The ``body`` column of a document of these tokens (:func:`fts_token`)."""
-    return " ".join(map(fts_token, words))
-
-
-def fts_phrase(words: Sequence[str], column: str) -> str:
-    """An FTS5 query: one quoted phrase of FTS5 tokens (letters and digits,
-    ``ǁ`` and ``ǂ``) in one column, so it holds no operator."""
-    return "{" + column + '} : "' + " ".join(words) + '"'
-
-
-def body_phrase(phrase: Sequence[str]) -> str:
-    """The FTS5 query for the phrase of these tokens in the text."""
-    return fts_phrase([fts_token(token) for token in phrase], "body")
-
-
-@dataclass(frozen=True, slots=True)
-class Pairs:
-    """The index's common words, and the number of the last document indexed
-    without pairs (documents are numbered as they are indexed)."""
-
-    common: frozenset[str]
-    after: int
-
-    def column(self, number: int, words: Sequence[str]) -> str:
-        """The ``pairs`` column of document ``number`` (as it was indexed)."""
-        if number <= self.after:
-            return NO_PAIRS
-        return pairs_text(words, self.common)
-
-    def expression(self, phrase: Sequence[str]) -> str | None:
-        found = pairs_phrase(phrase, self.common)
-        return None if found is None else fts_phrase(found, "pairs")
-
-
-def _pairs(c: SQLiteCursor) -> Pairs | None:
-    """The common words once chosen (``None`` before)."""
-    c.execute(f"SELECT name, value FROM {META} WHERE name IN ('common', 'pairs')")
-    rows = dict(c.fetchall())
-    if "pairs" not in rows:
-        return None
-    return Pairs(frozenset(json.loads(rows["common"])), int(rows["pairs"]))
-
-
-def _fts_row(pairs: Pairs | None, number: int, text: str) -> tuple[str, str]:
-    """A document's ``body`` and ``pairs`` columns, from one split of its text."""
-    words = tokens(text)
-    column = NO_PAIRS if pairs is None else pairs.column(number, words)
-    return fts_body(words), column
-
-
-def _indexed_columns(c: SQLiteCursor, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
-    """The ``body`` and ``pairs`` columns these rows were indexed with, rebuilt
-    from FTS5's own terms and their offsets (``fts5vocab`` instances): what a
-    contentless table needs to forget a row whose text cannot be derived again.
-    It reads the whole index, so it is only the fallback."""
-    if not ids:
-        return {}
-    c.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.agentlog_search_vocab "
-        f"USING fts5vocab(main, {FTS}, 'instance')"
-    )
-    c.execute(
-        "SELECT doc, col, term FROM temp.agentlog_search_vocab "
-        "WHERE doc IN (SELECT value FROM json_each(?)) ORDER BY doc, col, offset",
-        (json.dumps(sorted(ids)),),
-    )
-    columns: dict[int, dict[str, list[str]]] = {}
-    for doc, col, term in c.fetchall():
-        columns.setdefault(int(doc), {"body": [], "pairs": []})[col].append(term)
-    return {
-        doc: (" ".join(found["body"]), " ".join(found["pairs"]))
-        for doc, found in columns.items()
-    }
-
-
-def _drop_vanished_common(c: SQLiteCursor) -> None:
-    """Forget the common words no document holds any more (an erased session's
-    words must not stay in the index's metadata). Safe for phrases: no indexed
-    document has a pair with such a word, and a document indexed later that
-    holds it again gets no pair with it, so its phrases are found in the text."""
-    pairs = _pairs(c)
-    if pairs is None or not pairs.common:
-        return
-    c.execute(f"SELECT value FROM {META} WHERE name = 'common'")
-    common: list[str] = json.loads(c.fetchone()[0])
-    kept = []
-    for word in common:
-        c.execute(
-            f"SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? LIMIT 1", (body_phrase([word]),)
-        )
-        if c.fetchone() is not None:
-            kept.append(word)
-    if len(kept) < len(common):
-        c.execute(
-            f"UPDATE {META} SET value = ? WHERE name = 'common'", (json.dumps(kept),)
-        )
-
-
-def _choose_pairs(c: SQLiteCursor, number: int) -> Pairs:
-    """Choose the common words from the documents indexed so far (each word's
-    document count, from FTS5's own vocabulary) and record them."""
-    c.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.agentlog_search_terms "
-        f"USING fts5vocab(main, {FTS}, 'col')"
-    )
-    c.execute("SELECT term, doc FROM temp.agentlog_search_terms WHERE col = 'body'")
-    counts = [
-        (term, int(count))
-        for term, count in c.fetchall()
-        if term.isascii() and term.isalnum()
-    ]
-    c.execute(f"SELECT count(*) FROM {DOCS}")
-    common = choose_common(counts, int(c.fetchone()[0]))
-    c.executemany(
-        f"INSERT OR REPLACE INTO {META} (name, value) VALUES (?, ?)",
-        [("common", json.dumps(common)), ("pairs", number)],
-    )
-    return Pairs(frozenset(common), number)
-
-
-def _lookups(
-    c: SQLiteCursor, phrase: Sequence[str]
-) -> tuple[str, tuple[str, int] | None]:
-    """The phrase's FTS5 query on the text, and on the pairs with the number
-    after which documents have them (``None``: the phrase is not one of pairs)."""
-    body = body_phrase(phrase)
-    pairs = _pairs(c)
-    by_pairs = None if pairs is None else pairs.expression(phrase)
-    if pairs is None or by_pairs is None:
-        return body, None
-    return body, (by_pairs, pairs.after)
-
-
-def _expression(c: SQLiteCursor, phrase: Sequence[str]) -> str:
-    """The phrase's FTS5 query for a scan of the index: its pairs, or its text
-    in the documents indexed without pairs, if the phrase is one of pairs;
-    else its text."""
-    body, pairs = _lookups(c, phrase)
-    if pairs is None:
-        return body
-    return f"{pairs[0]} OR ({fts_phrase([NO_PAIRS], 'pairs')} AND {body})"
-
-
-def _matches(band: int | None = None) -> str:
-    """The ids (column ``id``) of the documents matching an expression (the
-    parameter), of one band if given."""
-    sql = f"SELECT rowid AS id FROM {FTS} WHERE {FTS} MATCH ?"
-    if band is None:
-        return sql
-    low, high = band_ids(band)
-    return f"{sql} AND rowid BETWEEN {low} AND {high}"
-
-
-def _test(c: SQLiteCursor, phrase: Sequence[str], row: str) -> tuple[str, list[Any]]:
-    """An SQL test that the document row ``row`` (its ``id`` and ``number``)
-    holds the phrase, and its parameters. By the pairs or by the text, as the
-    document was indexed: FTS5 sets up every term of an expression for each
-    test, and the scan's expression of both costs 15 times the pairs' alone."""
-    body, pairs = _lookups(c, phrase)
-    doc_id = f"{row}.id"
-    if pairs is None:
-        sql = f"EXISTS (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? AND rowid = {doc_id})"
-        return sql, [body]
-    by_pairs, after = pairs
-    sql = (
-        f"EXISTS (SELECT 1 FROM {FTS} WHERE {FTS} MATCH "
-        f"(CASE WHEN {row}.number > ? THEN ? ELSE ? END) AND rowid = {doc_id})"
-    )
-    return sql, [after, by_pairs, body]
-
-
-def _index_texts(c: SQLiteCursor, texts: list[tuple[int, str, str]]) -> None:
-    """Add the documents ``(id, body, pairs)`` to the full-text index by id:
-    FTS5 writes its pending terms out as a segment whenever an id is lower than
-    the last one added, and a batch's ids jump between bands. Empties ``texts``."""
-    texts.sort()
-    c.executemany(f"INSERT INTO {FTS} (rowid, body, pairs) VALUES (?, ?, ?)", texts)
-    texts.clear()
-
-
-def _last_id(c: SQLiteCursor, band: int) -> int:
-    """The band's highest id in use, or the one before its first."""
-    low, high = band_ids(band)
-    c.execute(f"SELECT max(id) FROM {DOCS} WHERE id BETWEEN ? AND ?", (low, high))
-    found = c.fetchone()[0]
-    return low - 1 if found is None else int(found)
-
-
-def _band_size(c: SQLiteCursor, band: int) -> int:
-    """About how many documents the band holds (its last slot)."""
-    return _last_id(c, band) - band_ids(band)[0] + 1
-
-
-def _next_id(c: SQLiteCursor, band: int, last: dict[int, int]) -> int:
-    """A new document's id: the band's next slot."""
-    last[band] = (last[band] if band in last else _last_id(c, band)) + 1
-    if last[band] > band_ids(band)[1]:
-        msg = f"the search index holds 2**{BAND_SHIFT} documents of {band} tokens"
-        raise OverflowError(msg)
-    return last[band]
 
 
 class _Names:
@@ -389,11 +159,6 @@ class _Names:
             self._cursor.execute(_SESSION_OF, (label,))
             self._known[label] = self._cursor.fetchone()[0]
         return _document((self._known[label], *record[1:]), self._types)
-
-
-def _flags(type_code: int, surface: int, timed: bool) -> int:
-    """One column for three small values: ``type code << 3 | surface << 1 | timed``."""
-    return type_code << 3 | surface << 1 | int(timed)
 
 
 def _document(record: Sequence[Any], types: Mapping[int, str]) -> IndexedDocument:
@@ -483,19 +248,19 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             c.executemany(self._upsert_sql, [self._encode(s) for s in changes.states])
         labels: dict[str, int] = {}
         codes: dict[str, int] = {}
-        pairs = _pairs(c)
+        pairs = read_pairs(c)
         number = self._numbered(c)
         slots: dict[int, int] = {}
         texts: list[tuple[int, str, str]] = []
         for doc in changes.documents:
             label = label_of(c, doc.session_id, DOCS, labels)
-            flags = _flags(
-                _type_code(c, doc.type, codes),
+            flags = flags_of(
+                type_code(c, doc.type, codes),
                 SURFACES.index(doc.surface),
                 type(doc.time) in (int, float),
             )
             doc_tokens = token_count(doc.text)
-            doc_id = _next_id(c, band_of(doc_tokens), slots)
+            doc_id = next_id(c, band_of(doc_tokens), slots)
             number += 1
             row = (doc_id, number, label, -doc.seq, doc_tokens, time_key(doc.time))
             c.execute(
@@ -503,11 +268,11 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                 "neg_time, flags) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (*row, flags),
             )
-            texts.append((doc_id, *_fts_row(pairs, number, doc.text)))
+            texts.append((doc_id, *fts_row(pairs, number, doc.text)))
             if pairs is None and number >= PAIRS_AFTER:
-                _index_texts(c, texts)
-                pairs = _choose_pairs(c, number)
-        _index_texts(c, texts)
+                index_texts(c, texts)
+                pairs = choose_pairs(c, number)
+        index_texts(c, texts)
         if changes.documents:
             c.executemany(
                 f"INSERT OR REPLACE INTO {META} (name, value) VALUES (?, ?)",
@@ -534,7 +299,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             (key,),
         )
         # By id, as FTS5 takes them without writing a segment each (see
-        # _index_texts).
+        # index_texts).
         rows = sorted((row[0], -row[1], row[2]) for row in c.fetchall())
         if rows:
             texts = None if self.texts is None else self.texts(session_id)
@@ -547,12 +312,12 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                 and len(kept) == len(rows)
                 and (text_sum(kept) == expected)
             ):
-                pairs = _pairs(c)
+                pairs = read_pairs(c)
                 c.executemany(
                     f"INSERT INTO {FTS} ({FTS}, rowid, body, pairs) "
                     "VALUES ('delete', ?, ?, ?)",
                     [
-                        (rowid, *_fts_row(pairs, number, kept[seq]))
+                        (rowid, *fts_row(pairs, number, kept[seq]))
                         for rowid, seq, number in rows
                     ],
                 )
@@ -567,7 +332,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                     f"INSERT INTO {META} (name, value) VALUES ('stale', 1) "
                     "ON CONFLICT (name) DO UPDATE SET value = 1"
                 )
-                indexed = _indexed_columns(c, [rowid for rowid, _, _ in rows])
+                indexed = indexed_columns(c, [rowid for rowid, _, _ in rows])
                 c.executemany(
                     f"INSERT INTO {FTS} ({FTS}, rowid, body, pairs) "
                     "VALUES ('delete', ?, ?, ?)",
@@ -585,7 +350,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                     f"DELETE FROM {self.table_name} WHERE session_id = ?",
                     (encode_text(session_id),),
                 )
-            _drop_vanished_common(c)
+            drop_vanished_common(c)
 
         if cursor is not None:
             run(cursor)
@@ -595,7 +360,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
 
     def optimize(self) -> None:
         # One segment instead of many: a walk's per-document test of the index
-        # costs several times less (docs/search-figures.md).
+        # costs less (docs/search-figures.md).
         with self.datastore.transaction(commit=True) as c:
             c.execute(f"INSERT INTO {FTS} ({FTS}) VALUES ('optimize')")
 
@@ -621,8 +386,10 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
     def select_ids(self, phrase: Sequence[str], limit: int | None) -> list[int]:
         # One JSON array, not a row per id: far cheaper for many ids.
         with self.datastore.transaction(commit=False) as c:
-            sql = f"SELECT json_group_array(id) FROM ({_matches()} LIMIT ?)"
-            c.execute(sql, [_expression(c, phrase), -1 if limit is None else limit])
+            sql = f"SELECT json_group_array(id) FROM ({matches()} LIMIT ?)"
+            c.execute(
+                sql, [match_expression(c, phrase), -1 if limit is None else limit]
+            )
             ids: list[int] = json.loads(c.fetchone()[0])
             return ids
 
@@ -703,9 +470,9 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         """
         _, after, upto = bounds
         c = SQLiteCursor(raw)
-        expression = _expression(c, query.phrase)
+        expression = match_expression(c, query.phrase)
         self._session_sets(c, query)
-        last = BAND_MAX if upto is None else band_of(upto[0])
+        last = search_tokens.BAND_MAX if upto is None else band_of(upto[0])
         band = 0 if after is None else band_of(after[0])
 
         def since(band: int) -> Bounds:
@@ -725,16 +492,16 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             names = _Names(own, types)
             while band <= last:
                 scan.execute(
-                    f"{_matches()} AND rowid >= ? ORDER BY rowid",
+                    f"{matches()} AND rowid >= ? ORDER BY rowid",
                     (expression, band_ids(band)[0]),
                 )
                 found: list[int] = []
                 for (doc_id,) in iter(scan.fetchone, None):
-                    if doc_id >> BAND_SHIFT != band:
+                    if band_of_id(doc_id) != band:
                         if found:
                             yield from sorted_band(found)
                             found = []
-                        band = doc_id >> BAND_SHIFT
+                        band = band_of_id(doc_id)
                         if band > last:
                             return
                     found.append(doc_id)
@@ -744,9 +511,9 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                     if found:
                         yield from sorted_band(found)
                     return
-                cap = max(BAND_SORT, isqrt(SORT_RATIO * _band_size(c, band)))
+                cap = max(BAND_SORT, isqrt(SORT_RATIO * band_size(c, band)))
                 c.execute(
-                    f"SELECT count(*) FROM ({_matches(band)} LIMIT ?)",
+                    f"SELECT count(*) FROM ({matches(band)} LIMIT ?)",
                     (expression, cap + 1),
                 )
                 if c.fetchone()[0] > cap:
@@ -776,7 +543,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         """
         session_id, after, upto = bounds
         c = SQLiteCursor(raw)
-        test, test_params = _test(c, query.phrase, "w")
+        test, test_params = match_test(c, query.phrase, "w")
         tested = 0
         chunk = max(chunk, 16)
         while tested < WALK_BUDGET:
@@ -842,6 +609,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         transaction. ``labelled=False``: rows carry the session's label, not its
         id (a sort needs no id: labels sort as ids do)."""
         session_id, after, upto = bounds
+        shared = search_tokens.BAND_MAX  # the longest documents' band
         params: list[Any] = []
         if source == "ids":
             # CROSS JOIN keeps the ids outer.
@@ -849,8 +617,8 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             params.append(json.dumps(list(ids or ())))
             where = ["1"]
         elif source == "join":
-            params = [_expression(c, query.phrase)]
-            tables = f"({_matches(band)}) AS f CROSS JOIN {DOCS} AS d ON d.id = f.id"
+            params = [match_expression(c, query.phrase)]
+            tables = f"({matches(band)}) AS f CROSS JOIN {DOCS} AS d ON d.id = f.id"
             where = ["1"]
         else:
             tables = f"{DOCS} AS d"
@@ -859,7 +627,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             tables = f"{tables} {_JOIN_LABELS}"
         if band is not None:
             # By tokens, not ids: the walk reads the order index's range.
-            where.append(f"d.doc_tokens {'>=' if band == BAND_MAX else '='} {band}")
+            where.append(f"d.doc_tokens {'>=' if band == shared else '='} {band}")
         if session_id is not None:
             where.append(f"d.label = ({_LABEL_OF})")
             params.append(encode_text(session_id))
@@ -874,12 +642,12 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                 if bound is None:
                     continue
                 length, moment, key_session, neg_seq = bound
-                if band is not None and band < BAND_MAX and length != band:
+                if band is not None and band < shared and length != band:
                     # The whole band is on one side of the bound.
                     where.append("1" if (length < band) == (op == ">") else "0")
                     continue
                 label, neg_seq = label_bound(c, key_session, neg_seq)
-                if band is not None and band < BAND_MAX:
+                if band is not None and band < shared:
                     # After the band's equality, the planner bounds the index
                     # range only by the key's remaining columns.
                     where.append(f"(d.neg_time, d.label, d.neg_seq) {op} (?, ?, ?)")
@@ -993,16 +761,6 @@ def _filters(query: IndexQuery, params: list[Any]) -> list[str]:
     if query.excluded:
         where.append(f"d.label NOT IN ({_LABELS_OF_IDS} WHERE i.allowed = 0)")
     return where
-
-
-def _type_code(c: SQLiteCursor, kind: str, known: dict[str, int]) -> int:
-    """The type's code in :data:`TYPES`, added on first use."""
-    if kind not in known:
-        key = encode_text(kind)
-        c.execute(f"INSERT OR IGNORE INTO {TYPES} (type) VALUES (?)", (key,))
-        c.execute(f"SELECT code FROM {TYPES} WHERE type = ?", (key,))
-        known[kind] = int(c.fetchone()[0])
-    return known[kind]
 
 
 def _types(c: SQLiteCursor) -> dict[int, str]:

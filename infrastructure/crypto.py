@@ -19,15 +19,11 @@ import os
 import struct
 from base64 import b64decode
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from agentlog.domain.errors import EncryptionError
-
-if TYPE_CHECKING:
-    from collections.abc import Mapping
 
 ENCRYPTION_ENV_VAR = "AGENTLOG_ENCRYPTION"
 MASTER_KEY_ENV_VAR = "AGENTLOG_MASTER_KEY"
@@ -178,54 +174,3 @@ class EncryptionSettings:
 
     master_key: MasterKey
     keystore: str = field(repr=False)  # a PostgreSQL URL may hold a password
-
-
-def encryption_settings(env: Mapping[str, str]) -> EncryptionSettings | None:
-    """The settings the environment asks for; ``None`` when encryption is off.
-
-    ``env`` is the application's environment after the store URL was applied
-    (``PERSISTENCE_MODULE``, ``SQLITE_DBNAME``). Every mistake is an
-    :class:`EncryptionError` that names the variable, never its value's key.
-    """
-    mode = (env.get(ENCRYPTION_ENV_VAR) or "").strip().lower()
-    if mode in OFF:
-        return None
-    if mode != PER_SESSION:
-        msg = (
-            f"{ENCRYPTION_ENV_VAR} must be {PER_SESSION!r} or 'off', not "
-            f"{env.get(ENCRYPTION_ENV_VAR)!r}"
-        )
-        raise EncryptionError(msg)
-    if env.get("CIPHER_KEY") or env.get("CIPHER_TOPIC"):
-        msg = (
-            f"{ENCRYPTION_ENV_VAR}={PER_SESSION} replaces the library's CIPHER_KEY / "
-            "CIPHER_TOPIC; set only one of them"
-        )
-        raise EncryptionError(msg)
-    master_key = MasterKey.from_base64(env.get(MASTER_KEY_ENV_VAR))
-    keystore = (env.get(KEYSTORE_ENV_VAR) or "").strip() or default_keystore(env)
-    return EncryptionSettings(master_key, keystore)
-
-
-def default_keystore(env: Mapping[str, str]) -> str:
-    """The store's backend's default key store (``<database>.keys`` beside a
-    SQLite file; memory beside memory); a backend without one is refused.
-
-    A PostgreSQL store has no place outside its database we could pick: the
-    operator names one (docs/encryption.md#where-keys-live).
-    """
-    from agentlog.infrastructure.backends import DEFAULT, backend_named
-
-    module = env.get("PERSISTENCE_MODULE")
-    # The library's module name, or the factory agentlog puts in its place.
-    backend = DEFAULT if not module else backend_named(module)
-    default = None if backend is None else backend.default_keystore(env)
-    if default is not None:
-        return default
-    msg = (
-        f"{ENCRYPTION_ENV_VAR}={PER_SESSION} on this store needs {KEYSTORE_ENV_VAR}: "
-        "a key store outside the event database (sqlite:////path/keys.db, or "
-        "postgresql://…?schema=… in another database or schema; see "
-        "docs/encryption.md)"
-    )
-    raise EncryptionError(msg)

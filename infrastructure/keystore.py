@@ -14,7 +14,8 @@ a wrong master key is refused when the store is opened, not at the first read.
 :meth:`KeyStore.rotate` wraps every key with a new master key in one transaction;
 a key is only ever created under the master key the check value names, so a
 process still on the old key cannot add keys nobody else can open.
-See docs/encryption.md.
+Opening one by URL is :mod:`~agentlog.infrastructure.key_store_setup`'s job
+(it needs the backends, which need this base class). See docs/encryption.md.
 """
 
 from __future__ import annotations
@@ -22,23 +23,13 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentlog.domain.errors import EncryptionError
-from agentlog.infrastructure.backends import backend_named
 from agentlog.infrastructure.crypto import DataKey, MasterKey
-from agentlog.infrastructure.store_url import (
-    MEMORY_URLS,
-    StoreConfig,
-    mask_url,
-    parse_store_url,
-)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
-
-    from agentlog.infrastructure.backends.backend import Backend
+    from collections.abc import Callable, Iterable, Sequence
 
     Rewrap = Callable[[str, bytes], bytes]
     """``(session id, wrapped key) -> the key wrapped by the new master key``."""
@@ -166,71 +157,3 @@ class KeyStore(ABC):
     @abstractmethod
     def _check_value(self, candidate: bytes) -> bytes:
         """The stored master-key check value, storing ``candidate`` if none."""
-
-
-def open_key_store(
-    url: str, master: MasterKey, events: Mapping[str, str] | None = None
-) -> KeyStore:
-    """The key store a URL names, its master key checked.
-
-    ``events`` is the event store's environment: a key store inside the event
-    database itself (the same SQLite file, the same PostgreSQL schema) is refused,
-    since a copy of that database would carry the keys with the rows.
-    """
-    config = parse_store_url(url)
-    backend = backend_named(config.env["PERSISTENCE_MODULE"])
-    assert backend is not None  # every URL parse_store_url accepts names one
-    _refuse_inside_events(backend, config, events or {})
-    store = backend.key_store(master, config)
-    try:
-        store.check_master_key()
-    except BaseException:
-        store.close()
-        raise
-    return store
-
-
-def _refuse_inside_events(
-    backend: Backend, config: StoreConfig, events: Mapping[str, str]
-) -> None:
-    if backend_named(events.get("PERSISTENCE_MODULE")) is backend and backend.holds(
-        config, events
-    ):
-        msg = (
-            f"the key store {mask_url(config.url)} is the event store itself; "
-            "AGENTLOG_KEYSTORE must name another file, database or schema"
-        )
-        raise EncryptionError(msg)
-
-
-def rotate_master_key(store_url: str, env: Mapping[str, str]) -> tuple[int, str]:
-    """Wrap every data key of a store's key store with ``AGENTLOG_NEW_MASTER_KEY``.
-
-    ``env`` holds ``AGENTLOG_MASTER_KEY`` (the current key), the new one and, if
-    the store needs it, ``AGENTLOG_KEYSTORE``. Returns how many keys were wrapped
-    again and the key store's display name. A key store that does not exist yet
-    is refused rather than created.
-    """
-    from agentlog.infrastructure.crypto import (
-        ENCRYPTION_ENV_VAR,
-        NEW_MASTER_KEY_ENV_VAR,
-        PER_SESSION,
-        encryption_settings,
-    )
-
-    events = parse_store_url(store_url).env
-    settings = encryption_settings({**env, **events, ENCRYPTION_ENV_VAR: PER_SESSION})
-    assert settings is not None
-    new_master = MasterKey.from_base64(
-        env.get(NEW_MASTER_KEY_ENV_VAR), NEW_MASTER_KEY_ENV_VAR
-    )
-    if settings.keystore.strip() not in MEMORY_URLS:
-        path = parse_store_url(settings.keystore).sqlite_path
-        if path is not None and not Path(path).is_file():
-            msg = f"no key store at {mask_url(settings.keystore)}: nothing to rotate"
-            raise EncryptionError(msg)
-    store = open_key_store(settings.keystore, settings.master_key, events)
-    try:
-        return store.rotate(new_master), store.display
-    finally:
-        store.close()

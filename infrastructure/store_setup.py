@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from agentlog.domain.errors import StoreURLError
 from agentlog.infrastructure.backends import DEFAULT, backend_named
-from agentlog.infrastructure.crypto import EncryptionSettings, encryption_settings
+from agentlog.infrastructure.key_store_setup import encryption_settings
 from agentlog.infrastructure.mapper import SessionMapper
 from agentlog.infrastructure.store_url import STORE_ENV_VAR, parse_store_url
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from eventsourcing.persistence import Mapper
     from eventsourcing.utils import Environment
 
+    from agentlog.infrastructure.crypto import EncryptionSettings
     from agentlog.infrastructure.keystore import KeyStore
 
 
@@ -80,7 +81,7 @@ class SessionsSetup:
         if self._encryption is not None:
             # Imported here: the key stores bring psycopg, which a store without
             # encryption never needs at start-up (the command line's import time).
-            from agentlog.infrastructure.keystore import open_key_store
+            from agentlog.infrastructure.key_store_setup import open_key_store
 
             if not isinstance(mapper, SessionMapper):
                 msg = "per-session encryption needs agentlog's SessionMapper"

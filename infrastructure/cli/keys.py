@@ -23,7 +23,7 @@ from agentlog.infrastructure.cli.program import (
 @cli.command("rotate-master-key", rich_help_panel="Store")
 def rotate_master_key(ctx: typer.Context) -> None:
     """Wrap every session key with AGENTLOG_NEW_MASTER_KEY (docs/encryption.md)."""
-    from agentlog.infrastructure.keystore import rotate_master_key as rotate
+    from agentlog.infrastructure.key_store_setup import rotate_master_key as rotate
 
     with reported():
         count, display = rotate(state_of(ctx).store_url, os.environ)

@@ -42,7 +42,7 @@ def _check_postgres_store(config: StoreConfig) -> None:
     if config.env.get("PERSISTENCE_MODULE") != "eventsourcing.postgres":
         return
     from agentlog.application.sessions import Sessions
-    from agentlog.infrastructure.backends.postgres.factory import connect
+    from agentlog.infrastructure.backends.postgres.connection import connect
 
     table = f'"{config.schema or "public"}"."{Sessions.name.lower()}_events"'
     with connect(config.env) as connection:

@@ -12,7 +12,8 @@ import pytest
 
 from agentlog.application import Sessions
 from agentlog.infrastructure.crypto import MasterKey
-from agentlog.infrastructure.keystore import KeyStore, open_key_store
+from agentlog.infrastructure.key_store_setup import open_key_store
+from agentlog.infrastructure.keystore import KeyStore
 from agentlog.infrastructure.store_url import parse_store_url
 from tests.conftest import PG_URL, backend_env, postgres_schema
 

@@ -14,7 +14,7 @@ import pytest
 from agentlog import SessionNotFoundError, SessionQuery, SessionQueryError
 from agentlog.application import Sessions
 from agentlog.infrastructure.crypto import MasterKey
-from agentlog.infrastructure.keystore import open_key_store
+from agentlog.infrastructure.key_store_setup import open_key_store
 from tests.crypto.conftest import keystore_of
 from tests.crypto.test_round_trip import SECRETS, write
 from tests.crypto.test_shredding import backup_sqlite

@@ -14,7 +14,8 @@ import pytest
 
 from agentlog import EncryptionError
 from agentlog.infrastructure.crypto import DataKey, MasterKey, row_context
-from agentlog.infrastructure.keystore import KeyStore, open_key_store
+from agentlog.infrastructure.key_store_setup import open_key_store
+from agentlog.infrastructure.keystore import KeyStore
 from tests.crypto.conftest import new_master_key
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ import pytest
 
 from agentlog import EncryptionError, Sessions
 from agentlog.infrastructure.crypto import MasterKey, row_context
-from agentlog.infrastructure.keystore import open_key_store, rotate_master_key
+from agentlog.infrastructure.key_store_setup import open_key_store, rotate_master_key
 from tests.crypto.conftest import keystore_of, new_master_key
 from tests.crypto.test_round_trip import write
 from tests.crypto.test_settings import run_cli

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentlog import EncryptionError, Sessions
-from agentlog.infrastructure.crypto import encryption_settings
+from agentlog.infrastructure.key_store_setup import encryption_settings
 from tests.conftest import PG_URL
 from tests.crypto.conftest import new_master_key
 from tests.crypto.test_round_trip import write
@@ -78,7 +78,7 @@ def test_the_event_store_itself_is_refused_as_key_store(tmp_path: Path) -> None:
 
 def test_the_same_postgres_schema_is_refused_as_key_store() -> None:
     from agentlog.infrastructure.crypto import MasterKey
-    from agentlog.infrastructure.keystore import open_key_store
+    from agentlog.infrastructure.key_store_setup import open_key_store
     from agentlog.infrastructure.store_url import parse_store_url
 
     events = parse_store_url(f"{PG_URL}?schema=events").env

@@ -9,7 +9,7 @@ import pytest
 
 from agentlog.application import Sessions
 from agentlog.infrastructure.backends import BACKENDS
-from agentlog.infrastructure.keystore import open_key_store
+from agentlog.infrastructure.key_store_setup import open_key_store
 from agentlog.infrastructure.store_url import parse_store_url
 from tests.conftest import PG_URL, backend_env, postgres_schema
 from tests.infrastructure.contracts.keystore_cases import KeyStoreCases

@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import threading
 from typing import TYPE_CHECKING, Any, ClassVar
-from urllib.parse import parse_qsl
 
 import psycopg
 from eventsourcing.persistence import InterfaceError, OperationalError
@@ -30,13 +28,15 @@ from eventsourcing.postgres import PostgresFactory
 from psycopg.sql import SQL, Identifier
 from psycopg_pool import PoolClosed
 
-from agentlog.domain.errors import StoreUnavailableError
 from agentlog.infrastructure.backends.postgres.backend import BACKEND
+from agentlog.infrastructure.backends.postgres.connection import (
+    connection_kwargs,
+    unavailable,
+)
 from agentlog.infrastructure.backends.postgres.recorders import PostgresSessionRecorder
-from agentlog.infrastructure.store_url import CONNINFO_ENV_VAR
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
+    from collections.abc import Callable, Iterator
 
     from eventsourcing.persistence import AggregateRecorder, ApplicationRecorder
     from eventsourcing.utils import Environment, EnvType
@@ -45,64 +45,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_APPLICATION_NAME = "agentlog"
 DDL_LOCK_KEY = 0x6167656E746C6F67  # "agentlog" as a bigint: one key for all schemas
-
-
-def connection_kwargs(env: Mapping[str, str]) -> dict[str, Any]:
-    """libpq keyword arguments from the library's variables and the URL's extras."""
-    kwargs: dict[str, Any] = {
-        "dbname": env["POSTGRES_DBNAME"],
-        "host": env["POSTGRES_HOST"],
-        "port": env.get("POSTGRES_PORT") or "5432",
-        "user": env["POSTGRES_USER"],
-        "password": env.get("POSTGRES_PASSWORD") or "",
-    }
-    if "PGAPPNAME" not in os.environ:  # libpq's own variable wins over our default
-        kwargs["application_name"] = DEFAULT_APPLICATION_NAME
-    timeout = env.get("POSTGRES_CONNECT_TIMEOUT")
-    if timeout:
-        kwargs["connect_timeout"] = timeout
-    kwargs.update(parse_qsl(env.get(CONNINFO_ENV_VAR) or ""))
-    return kwargs
-
-
-def describe(kwargs: Mapping[str, Any]) -> str:
-    """Where a connection goes, without its password."""
-    secret = ":***" if kwargs.get("password") else ""
-    return (
-        f"postgresql://{kwargs['user']}{secret}@{kwargs['host']}:{kwargs['port']}/"
-        f"{kwargs['dbname']}"
-    )
-
-
-def unavailable(
-    kwargs: Mapping[str, Any], error: BaseException, *, what: str = "store"
-) -> StoreUnavailableError:
-    """A typed, password-free error for a connection that failed.
-
-    ``what`` names the database's role ("store", "key store"), so a user knows
-    which URL to fix.
-    """
-    reason = " ".join(str(error).split())
-    password = str(kwargs.get("password") or "")
-    if password:
-        reason = reason.replace(password, "***")
-    return StoreUnavailableError(
-        f"cannot reach the PostgreSQL {what} {describe(kwargs)}: {reason}"
-    )
-
-
-@contextlib.contextmanager
-def connect(env: Mapping[str, str]) -> Iterator[psycopg.Connection[Any]]:
-    """One autocommit connection outside the pool; failures are typed."""
-    kwargs = connection_kwargs(env)
-    try:
-        connection = psycopg.connect(**kwargs, autocommit=True)
-    except psycopg.Error as error:
-        raise unavailable(kwargs, error) from error
-    with connection:
-        yield connection
 
 
 LOST_CONNECTION_SQLSTATES = frozenset({"57P01", "57P02", "57P03"})

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from psycopg.sql import SQL, Identifier
 
-from agentlog.infrastructure.backends.postgres.factory import (
+from agentlog.infrastructure.backends.postgres.connection import (
     connection_kwargs,
     unavailable,
 )

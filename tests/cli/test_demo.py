@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.slow  # every test runs the agentlog command in a process
 UUID = re.compile(r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}")
 SHORT_ID = re.compile(r"\(fork of [0-9a-f]{8}\)")
-TIME = re.compile(r"(?:\d{4}-)?\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})?")
+TIME = re.compile(r"(?:\d{4}-)?\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?Z?")
 STORE = re.compile(r"(--)?store \S+")
 
 STORY = [

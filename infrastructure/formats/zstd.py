@@ -28,10 +28,10 @@ _SKIPPABLE_TAIL: Final = b"\x2a\x4d\x18"
 _FEED_BYTES: Final = 1 << 18
 """Compressed bytes read from a stream at a time."""
 
-_DECODE_BYTES: Final = 1 << 10
+_DECODE_BYTES: Final = 1 << 7
 """Compressed bytes decoded in one call. A Zstandard block can expand about
 32,768-fold (a run-length block: 4 bytes for 128 KiB), so one call's text is at
-most about 32 MiB, whatever the input."""
+most about 4 MiB, whatever the input; smaller slices cost nothing measurable."""
 
 
 class ZstdFrameError(ValueError):
@@ -137,7 +137,7 @@ def _decode_slices(
     """Feed ``data`` in slices of :data:`_DECODE_BYTES`, yielding the text of each.
 
     Returns where in ``data`` the frame ended, or None when it goes on. A slice
-    decodes to at most a few tens of MiB however the frame was made, so a small
+    decodes to at most a few MiB however the frame was made, so a small
     file that expands to gigabytes is never held whole.
     """
     view = memoryview(data)

@@ -85,8 +85,8 @@ def test_import_reports_failures_per_file_and_goes_on(
     errors = result.stderr.splitlines()
     assert f"{garbage}: corrupt session log: header line is not valid JSON" in errors
     assert (
-        f"{placeholder}: line 1: session cwd must be an absolute path, got"
-        ' "{{cwd}}"' in errors
+        f'{placeholder}: line 1: the session id "{{{{sessionId}}}}" is a placeholder,'
+        " not an id; import it under a new id (agentlog import --new-id)" in errors
     )
     assert "nope.jsonl: No such file or directory" in errors
     # The same log again is refused: its id already has a stored log.

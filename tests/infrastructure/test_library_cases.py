@@ -19,16 +19,30 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import psycopg
+from eventsourcing.postgres import (
+    PostgresAggregateRecorder,
+    PostgresProcessRecorder,
+    PostgresTrackingRecorder,
+)
 from eventsourcing.tests.persistence import (
+    AggregateRecorderTestCase,
     ApplicationRecorderTestCase,
+    InfrastructureFactoryTestCase,
+    ProcessRecorderTestCase,
     TrackingRecorderTestCase,
 )
+from eventsourcing.utils import Environment
 
 from agentlog.application import Sessions
 from agentlog.infrastructure.backends.memory import views as popo
 from agentlog.infrastructure.backends.memory.recorders import POPOSessionRecorder
 from agentlog.infrastructure.backends.postgres import search as postgres_search
 from agentlog.infrastructure.backends.postgres import views as postgres
+from agentlog.infrastructure.backends.postgres.backend import BACKEND as POSTGRES
+from agentlog.infrastructure.backends.postgres.datastore import (
+    AgentlogPostgresDatastore,
+)
+from agentlog.infrastructure.backends.postgres.factory import AgentlogPostgresFactory
 from agentlog.infrastructure.backends.postgres.recorders import PostgresSessionRecorder
 from agentlog.infrastructure.backends.sqlite import search as sqlite_search
 from agentlog.infrastructure.backends.sqlite import views as sqlite
@@ -36,7 +50,12 @@ from agentlog.infrastructure.backends.sqlite.recorders import SQLiteSessionRecor
 from tests.conftest import PG_URL, pg_params
 
 if TYPE_CHECKING:
-    from eventsourcing.persistence import TrackingRecorder
+    from eventsourcing.persistence import (
+        AggregateRecorder,
+        ApplicationRecorder,
+        ProcessRecorder,
+        TrackingRecorder,
+    )
 
 NOT_TIMED = "timing only: prints, asserts nothing (we never assert on time)"
 
@@ -46,6 +65,7 @@ class Backend:
 
     backend: ClassVar[str]
     app: Sessions
+    store_env: dict[str, str]
 
     def setUp(self) -> None:
         self._schema: str | None = None
@@ -58,6 +78,7 @@ class Backend:
             env["SQLITE_DBNAME"] = str(database)
         else:
             env = self._postgres_env()
+        self.store_env = env
         self.app = Sessions(env=env)
 
     def _postgres_env(self) -> dict[str, str]:
@@ -209,6 +230,83 @@ class TestPostgresSessionRecorder(
 
     @unittest.skip(NOT_TIMED)
     def test_concurrent_throughput(self) -> None: ...
+
+
+class PostgresTrackingSubclass(PostgresTrackingRecorder):
+    """A tracking recorder named by topic (the factory case's own check)."""
+
+
+class TestPostgresFactory(
+    Backend, InfrastructureFactoryTestCase[AgentlogPostgresFactory]
+):
+    """The library's factory cases on the factory ``Sessions`` uses: its
+    datastore (URL parameters, counted lost connections) and its locked DDL
+    build every kind of recorder the library's factory builds."""
+
+    backend = "postgres"
+
+    def setUp(self) -> None:
+        Backend.setUp(self)
+        env = {**self.store_env, "PERSISTENCE_MODULE": POSTGRES.factory_topic}
+        self.env = Environment("TestCase", env)
+        InfrastructureFactoryTestCase.setUp(self)
+        assert isinstance(self.factory.datastore, AgentlogPostgresDatastore)
+
+    def tearDown(self) -> None:
+        InfrastructureFactoryTestCase.tearDown(self)
+        Backend.tearDown(self)
+
+    def expected_factory_class(self) -> type[AgentlogPostgresFactory]:
+        return AgentlogPostgresFactory
+
+    def expected_aggregate_recorder_class(self) -> type[AggregateRecorder]:
+        return PostgresAggregateRecorder
+
+    def expected_application_recorder_class(self) -> type[ApplicationRecorder]:
+        return PostgresSessionRecorder
+
+    def expected_tracking_recorder_class(self) -> type[TrackingRecorder]:
+        return PostgresTrackingRecorder
+
+    def tracking_recorder_subclass(self) -> type[TrackingRecorder]:
+        return PostgresTrackingSubclass
+
+    def expected_process_recorder_class(self) -> type[ProcessRecorder]:
+        return PostgresProcessRecorder
+
+
+class TestPostgresSnapshotRecorder(Backend, AggregateRecorderTestCase):
+    """The library's aggregate-recorder cases on our factory's snapshot
+    recorder (the library's class, on our datastore)."""
+
+    backend = "postgres"
+
+    def new_originator_id(self) -> str:
+        return str(uuid.uuid4())  # session ids are strings
+
+    def create_recorder(self) -> AggregateRecorder:
+        factory = self.app.factory
+        assert isinstance(factory.datastore, AgentlogPostgresDatastore)
+        return factory.aggregate_recorder("snapshots")
+
+    @unittest.skip(NOT_TIMED)
+    def test_performance(self) -> None: ...
+
+
+class TestPostgresProcessRecorder(Backend, ProcessRecorderTestCase):
+    """The library's process-recorder cases on our factory's process recorder:
+    events and tracking written in one transaction through our datastore."""
+
+    backend = "postgres"
+
+    def new_originator_id(self) -> str:
+        return str(uuid.uuid4())  # session ids are strings
+
+    def create_recorder(self) -> ProcessRecorder:
+        return self.app.factory.process_recorder()
+
+    @unittest.skip(NOT_TIMED)
+    def test_performance(self) -> None: ...
 
 
 del ViewCase  # abstract: collected only through its subclasses

@@ -11,7 +11,7 @@ import psycopg
 import pytest
 from eventsourcing.persistence import OperationalError
 
-from agentlog.infrastructure.backends.postgres.factory import lost_connection
+from agentlog.infrastructure.backends.postgres.datastore import lost_connection
 
 
 def library_error(cause: BaseException) -> OperationalError:

@@ -1,7 +1,7 @@
 """A PostgreSQL pipeline aborted by an earlier statement is no lost connection.
 
 When racing writers take the same key, the loser's pipeline reports "pipeline
-aborted" for the statements after the one that failed. The factory counts lost
+aborted" for the statements after the one that failed. The datastore counts lost
 connections (a flush's retry then takes rows identical to its own as saved) and
 logs each: a pipeline abort must do neither. Found by CI: a losing ``agentlog
 fork --id`` printed "lost a PostgreSQL connection" twice before "already exists".
@@ -9,31 +9,21 @@ fork --id`` printed "lost a PostgreSQL connection" twice before "already exists"
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
 from eventsourcing.persistence import OperationalError
 
-from agentlog.infrastructure.backends.postgres.factory import AgentlogPostgresFactory
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
+from agentlog.infrastructure.backends.postgres.datastore import LostConnections
 
 
-def failing(error: BaseException) -> Any:
-    @contextlib.contextmanager
-    def get_connection() -> Iterator[None]:
-        try:
-            raise error
-        except psycopg.OperationalError as cause:
-            raise OperationalError(str(cause)) from cause
-        yield
-
-    return get_connection
+def library_error(cause: BaseException) -> OperationalError:
+    """The error the library's ``get_connection`` raises for a psycopg one."""
+    error = OperationalError(str(cause))
+    error.__cause__ = cause
+    return error
 
 
 @pytest.mark.parametrize(
@@ -47,11 +37,29 @@ def failing(error: BaseException) -> Any:
 def test_only_a_lost_connection_is_counted_and_logged(
     cause: BaseException, lost: int, caplog: pytest.LogCaptureFixture
 ) -> None:
-    factory = AgentlogPostgresFactory.__new__(AgentlogPostgresFactory)
-    factory._failures = threading.local()
-    counted = factory._counting(failing(cause))
-    with caplog.at_level(logging.WARNING), pytest.raises(OperationalError), counted():
-        pass
-    assert factory.connection_failures() == lost
+    connections = LostConnections()
+    with (
+        caplog.at_level(logging.WARNING),
+        pytest.raises(OperationalError),
+        connections.watching(),
+    ):
+        raise library_error(cause)
+    assert connections.count() == lost
     logged = [r for r in caplog.records if "lost a PostgreSQL connection" in r.message]
     assert len(logged) == lost
+
+
+def test_counts_are_per_thread() -> None:
+    """A flush compares its own thread's count before and after its commit."""
+    connections = LostConnections()
+
+    def lose() -> None:
+        with pytest.raises(OperationalError), connections.watching():
+            raise library_error(psycopg.OperationalError("server closed"))
+
+    other = threading.Thread(target=lose)
+    other.start()
+    other.join()
+    assert connections.count() == 0
+    lose()
+    assert connections.count() == 1

@@ -2,8 +2,9 @@
 
 Three additions over :class:`eventsourcing.postgres.PostgresFactory`:
 
-- every libpq parameter of the store URL (``sslmode``, ``sslrootcert``,
-  ``application_name``, ``options``…) reaches every pooled connection;
+- its datastore is an ``AgentlogPostgresDatastore`` (``datastore.py``): every
+  libpq parameter of the store URL reaches every pooled connection, and
+  connections lost in use are counted (``connection_failures``);
 - a first connection is made at once, so a wrong database, password or SSL
   setting fails now, naming the cause, instead of after the pool's timeout;
 - table creation holds a PostgreSQL advisory lock. The library's ``CREATE TYPE``
@@ -18,110 +19,56 @@ Three additions over :class:`eventsourcing.postgres.PostgresFactory`:
 from __future__ import annotations
 
 import contextlib
-import logging
-import threading
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import psycopg
-from eventsourcing.persistence import InterfaceError, OperationalError
 from eventsourcing.postgres import PostgresFactory
 from psycopg.sql import SQL, Identifier
-from psycopg_pool import PoolClosed
 
 from agentlog.infrastructure.backends.postgres.backend import BACKEND
 from agentlog.infrastructure.backends.postgres.connection import (
     connection_kwargs,
     unavailable,
 )
+from agentlog.infrastructure.backends.postgres.datastore import (
+    AgentlogPostgresDatastore,
+)
 from agentlog.infrastructure.backends.postgres.recorders import PostgresSessionRecorder
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
 
     from eventsourcing.persistence import AggregateRecorder, ApplicationRecorder
     from eventsourcing.utils import Environment, EnvType
 
     from agentlog.infrastructure.backends.backend import Backend
 
-logger = logging.getLogger(__name__)
-
 DDL_LOCK_KEY = 0x6167656E746C6F67  # "agentlog" as a bigint: one key for all schemas
-
-
-LOST_CONNECTION_SQLSTATES = frozenset({"57P01", "57P02", "57P03"})
-"""admin_shutdown, crash_shutdown, cannot_connect_now (besides class 08)."""
-
-
-def lost_connection(error: BaseException) -> bool:
-    """Whether the library's error is a lost or refused connection.
-
-    The server's verdict on a statement (a limit, bad data, an aborted
-    pipeline) has a SQLSTATE outside class 08 and the shutdowns; libpq's own
-    connection failures have none.
-    """
-    cause = error.__cause__
-    if isinstance(cause, (psycopg.errors.PipelineAborted, PoolClosed)):
-        return False  # a closed Sessions: nothing was lost
-    sqlstate = getattr(cause, "sqlstate", None)
-    return (
-        sqlstate is None
-        or sqlstate.startswith("08")
-        or sqlstate in LOST_CONNECTION_SQLSTATES
-    )
 
 
 class AgentlogPostgresFactory(PostgresFactory):
     """``PostgresFactory`` with URL parameters, an early check and locked DDL."""
 
     backend: ClassVar[Backend] = BACKEND
+    datastore: AgentlogPostgresDatastore
     # Copies a stream's rows in the database (a fork of a stored session).
     application_recorder_class = PostgresSessionRecorder
 
     def __init__(self, env: Environment | EnvType | None) -> None:
         super().__init__(env)
         kwargs = connection_kwargs(self.env)
+        library = self.datastore
+        self.datastore = AgentlogPostgresDatastore.like(library, kwargs)
+        library.close()
         pool_kwargs = self.datastore.pool.kwargs
         assert isinstance(pool_kwargs, dict)
-        pool_kwargs.update({k: v for k, v in kwargs.items() if k not in pool_kwargs})
         self._kwargs = {**kwargs, "password": pool_kwargs.get("password", "")}
         with self._connection():
             pass  # fail now, naming the cause, if the database cannot be reached
-        self._failures = threading.local()
-        self.datastore.get_connection = self._counting(  # type: ignore[method-assign,assignment]
-            self.datastore.get_connection
-        )
-
-    def _counting(
-        self, get_connection: Callable[[], contextlib.AbstractContextManager[Any]]
-    ) -> Callable[[], contextlib.AbstractContextManager[Any]]:
-        """Count, per thread, the connections that failed while in use."""
-        failures = self._failures
-
-        @contextlib.contextmanager
-        def counted() -> Iterator[Any]:
-            try:
-                with get_connection() as connection:
-                    yield connection
-            except (OperationalError, InterfaceError) as error:
-                if not lost_connection(error):
-                    # An earlier statement of the pipeline failed (a key taken
-                    # by a racing writer), or the server refused the statement
-                    # itself ("stack depth limit exceeded"): the connection is
-                    # fine. Counted, it would let a retry take another writer's
-                    # identical rows as its own; logged, it could carry a query.
-                    raise
-                failures.count = getattr(failures, "count", 0) + 1
-                logger.warning(
-                    "lost a PostgreSQL connection (the recorder retries): %s",
-                    " ".join(str(error).split()),
-                )
-                raise
-
-        return counted
 
     def connection_failures(self) -> int:
         """How many connections this thread lost (the recorder retries after each)."""
-        return int(getattr(self._failures, "count", 0))
+        return self.datastore.lost.count()
 
     @contextlib.contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:

@@ -6,6 +6,7 @@ I/O); only entering and leaving a unit of work awaits the store.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ from agentlog.application.agent_turns import StepBase, TurnBase, exit_args
 from agentlog.domain.errors import AgentlogError, SessionError
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
     from contextlib import AbstractAsyncContextManager
     from types import TracebackType
 
@@ -63,18 +65,45 @@ class AsyncStep(StepBase):
             self._leave(failed=failed)
 
 
+@contextlib.asynccontextmanager
+async def _on_handle(
+    app: AsyncSessions, handle: SessionHandle
+) -> AsyncIterator[SessionHandle]:
+    """A unit on a ``get_session`` handle: no lock, no flush (the loop flushes),
+    but a block that raises still drops what it appended (on the pool: dropping
+    may read the store), even when the task is cancelled."""
+    mark = len(handle.aggregate.pending_events)
+    try:
+        yield handle
+    except BaseException:
+        await app.finish(app.app.roll_back, handle, mark)
+        raise
+
+
 class AsyncTurn(TurnBase):
     """:class:`Turn` for asyncio loops over :class:`AsyncSessions`."""
 
     _outer: AbstractAsyncContextManager[SessionHandle]
 
-    def __init__(self, app: AsyncSessions, session_id: str, **options: Any) -> None:
+    def __init__(
+        self,
+        app: AsyncSessions,
+        session_id: str,
+        *,
+        handle: SessionHandle | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(session_id, **options)
         self.app = app
+        self.handle = handle
+        """A ``get_session`` handle to write on directly (no command; the loop
+        flushes), or ``None``: each unit is an :meth:`AsyncSessions.command`."""
 
     def _unit(
         self, *, create: bool = False
     ) -> AbstractAsyncContextManager[SessionHandle]:
+        if self.handle is not None:
+            return _on_handle(self.app, self.handle)
         if create:
             return self.app.command(
                 self.session_id, create=True, cwd=self._cwd, owner=self._owner

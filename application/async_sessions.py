@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
+from agentlog.application.handle import SessionHandle
 from agentlog.application.locks import acting_as
 from agentlog.application.query import SessionQuery
 from agentlog.application.sessions import Sessions
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from agentlog.application.agent_turns import Unit
     from agentlog.application.async_agent_turns import AsyncTurn
     from agentlog.application.erasure import Erasure, RetentionReport
-    from agentlog.application.handle import SessionHandle
     from agentlog.application.query import SessionSummaryPage
     from agentlog.application.scope import Scope, ScopedSessionQuery
     from agentlog.domain.json import Envelope
@@ -305,7 +305,7 @@ class AsyncSessions:
 
     def turn(
         self,
-        session_id: str,
+        session: str | SessionHandle,
         *,
         user: Content | None = None,
         source: Mapping[str, Any] | None = None,
@@ -316,12 +316,18 @@ class AsyncSessions:
         cwd: str | None = None,
         owner: str | None = None,
     ) -> AsyncTurn:
-        """:meth:`Sessions.turn` for tasks: ``async with app.turn(id) as t:``."""
+        """:meth:`Sessions.turn` for tasks: ``async with app.turn(id) as t:``.
+
+        Given a ``get_session`` handle instead of an id, it writes on that handle
+        and the loop flushes (``await app.flush(handle)``).
+        """
         from agentlog.application.async_agent_turns import AsyncTurn
 
+        handle = session if isinstance(session, SessionHandle) else None
         return AsyncTurn(
             self,
-            session_id,
+            session if isinstance(session, str) else session.id,
+            handle=handle,
             user=user,
             source=source,
             trigger=trigger,

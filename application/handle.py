@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from agentlog.domain.errors import SessionClosedError, StaleSessionError
 from agentlog.domain.events import SessionEvent
 from agentlog.domain.json import copy_json, loads
+from agentlog.domain.strict_types import check_strict_type
 
 if TYPE_CHECKING:
     from agentlog.application.sessions import Sessions
@@ -104,6 +105,8 @@ class SessionHandle:
             raise SessionClosedError(self.id)
         if self.stale:
             raise StaleSessionError(self.id)
+        if self._app.strict_types and type(event_type) is str:
+            check_strict_type(event_type)
         envelope = self._aggregate.append(
             event_type, data, surface_op=surface_op, source_event_seqs=source_event_seqs
         )

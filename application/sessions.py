@@ -90,6 +90,7 @@ class Sessions(ErasureFacade, LiveSessionsView):
         max_live: int | None = None,
         command_timeout: float = DEFAULT_COMMAND_TIMEOUT,
         freshness_check: bool = True,
+        strict_types: bool = False,
     ) -> None:
         """Open the store ``store`` names (see :meth:`construct_env` for the rest).
 
@@ -99,6 +100,9 @@ class Sessions(ErasureFacade, LiveSessionsView):
         session another thread holds. ``freshness_check=False`` skips the store
         version check of reads and commands on live handles: only for a store
         this process alone writes (docs/service.md#isolation).
+        ``strict_types`` makes every append refuse an undeclared type in a core
+        family (``user/mesage``) instead of storing a plugin event
+        (docs/agents.md#strict-types).
         """
         self.locks = SessionLocks()
         """Per-session in-process locks, shared by commands, erasure and async."""
@@ -118,6 +122,8 @@ class Sessions(ErasureFacade, LiveSessionsView):
         )
         self.command_timeout = command_timeout
         self.freshness_check = freshness_check
+        self.strict_types = strict_types
+        """Appends refuse undeclared types in core families (see ``__init__``)."""
         self.stored_log = StoredLog(self)
         self.history = MessageHistory(self.recorder, self.stored_log.envelope)
         self.loader = SessionLoader(self)

@@ -319,3 +319,119 @@ def test_async_turns_write_the_same_log() -> None:
         checker.feed(event)
     assert [e["type"] for e in events].count("turn/end") == 1
     assert events[-1]["data"]["reason"] == {"kind": "completed"}
+
+
+def test_a_strict_application_refuses_typos_on_every_append() -> None:
+    strict = Sessions(strict_types=True)
+    handle = strict.create_session(session_id="s")
+    handle.append("turn/start", {"turn": 1})
+    with pytest.raises(UnknownEventTypeError, match='did you mean "user/message"'):
+        handle.append("user/mesage", {"content": [], "source": {"kind": "user"}})
+    assert handle.seq == 1  # nothing recorded
+    handle.append("myplugin/thing", {"any": "json"})  # other families pass
+    handle.append("todo/write", {"todos": []})
+    handle.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    strict.flush(handle)
+
+    def typo_in_a_command() -> None:
+        with strict.command("s") as held:
+            held.append("turn/start", {"turn": 2})
+            held.append("tool/code-dispatch", {"plugin": "x"})
+
+    with pytest.raises(UnknownEventTypeError):
+        typo_in_a_command()
+    with pytest.raises(UnknownEventTypeError), strict.turn("s", user="a") as turn:
+        turn.event("tool/code-dispatch", {"plugin": "x"})  # the app's setting wins
+    assert types(strict, "s") == [
+        "turn/start",
+        "myplugin/thing",
+        "todo/write",
+        "turn/end",
+        "turn/start",
+        "user/message",
+        "turn/end",
+    ]
+    strict.close()
+    lenient = Sessions(invariants=False)  # the default: a typo is a plugin event
+    lenient.create_session(session_id="s").append("user/mesage", {"x": 1})
+    assert lenient.read_events("s")[0]["type"] == "user/mesage"
+    lenient.close()
+
+    async def main() -> None:
+        app = AsyncSessions(strict_types=True)
+        handle = await app.create_session(session_id="a")
+        with pytest.raises(UnknownEventTypeError):
+            handle.append("assistant/mesage", {"content": []})
+        await app.close()
+
+    asyncio.run(main())
+
+
+def half_step(turn: Any) -> None:
+    with turn.step() as step:
+        step.assistant("half")
+        raise ValueError
+
+
+async def half_async_step(turn: Any) -> None:
+    async with turn.step() as step:
+        step.assistant("half")
+        raise ValueError
+
+
+def test_a_turn_on_a_handle_writes_and_the_loop_flushes(app: Sessions) -> None:
+    handle = app.create_session(session_id="s")
+    with app.turn(handle, user="go") as turn:
+        with turn.step() as step:
+            call = step.tool_call("t", "{}", call_id="c")
+            step.tool_result(call, "r")
+        with pytest.raises(ValueError):
+            half_step(turn)
+        with turn.step() as step:
+            step.assistant("done")
+    assert not app.is_stored("s")  # nothing flushed by the writer
+    assert "half" not in str(handle.pending)
+    app.flush(handle)
+    events = checked(app, "s")
+    assert [e["data"]["step"] for e in events if e["type"] == "step/start"] == [1, 2]
+
+
+def test_an_async_turn_on_a_handle_writes_and_the_loop_flushes() -> None:
+    async def main() -> list[dict[str, Any]]:
+        app = AsyncSessions()
+        handle = await app.create_session(session_id="s")
+        async with app.turn(handle, user="go") as turn:
+            async with turn.step() as step:
+                call = step.tool_call("t", "{}", call_id="c")
+                step.tool_result(call, "r")
+            with pytest.raises(ValueError):
+                await half_async_step(turn)
+            async with turn.step() as step:
+                step.assistant("done")
+        assert not await app.is_stored("s")  # nothing flushed by the writer
+        assert "half" not in str(handle.pending)
+        await app.flush(handle)
+        stored = await app.get_session("s")
+        assert stored is handle
+        async with (
+            app.turn(stored, user="again", unit="turn") as turn,
+            turn.step() as step,
+        ):
+            step.assistant("ok")
+        await app.flush(handle)
+        events = await app.read_events("s")
+        await app.close()
+        return events
+
+    events = asyncio.run(main())
+    checker = InvariantChecker()
+    for event in events:
+        checker.feed(event)
+    assert checker.turns.open_turn is None
+    steps = [
+        (e["data"]["turn"], e["data"]["step"])
+        for e in events
+        if e["type"] == "step/start"
+    ]
+    assert steps == [(1, 1), (1, 2), (2, 1)]
+    assert "half" not in str(events)

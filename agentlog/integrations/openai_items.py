@@ -33,9 +33,15 @@ MODEL_TYPES: Final = frozenset(
         "mcp_list_tools",
         "mcp_approval_request",
         "tool_search_call",
+        "program",
+        "additional_tools",
+        "compaction",
     }
 )
 """Item types only a model produces (with assistant messages): a step's output."""
+SERVER_OUTPUT_TYPES: Final = frozenset({"tool_search_output", "program_output"})
+"""Outputs the model's server may run and return inside its response (model
+output then), unless the item says the client ran it (``execution: client``)."""
 CALL_TYPES: Final = frozenset({"function_call", "custom_tool_call"})
 OUTPUT_TYPES: Final = frozenset({"function_call_output", "custom_tool_call_output"})
 
@@ -44,8 +50,11 @@ def is_model_item(item: Any) -> bool:
     """Whether the item is model output (a step), not input (a turn's prompt)."""
     if not isinstance(item, dict):
         return False
-    if item.get("type") in MODEL_TYPES:
+    kind = item.get("type")
+    if kind in MODEL_TYPES:
         return True
+    if kind in SERVER_OUTPUT_TYPES:
+        return item.get("execution") != "client"
     return item.get("role") == "assistant"
 
 

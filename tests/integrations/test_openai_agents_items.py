@@ -84,6 +84,7 @@ def runs() -> list[list[Any]]:
             },
             {"type": "item_reference", "id": "msg_old"},
             {"type": "compaction_trigger"},
+            {"type": "configuration_update", "reasoning": {"effort": "low"}},
         ],
         response(
             types.ResponseReasoningItem.model_validate(
@@ -412,8 +413,7 @@ def test_every_item_kind_is_covered() -> None:
     )
     output_union = typing.get_args(types.ResponseOutputItem)[0]
     missing = (union_kinds(input_union) | union_kinds(output_union)) - covered
-    # Not storable by a session: an input-only directive of the Responses API.
-    assert missing == {"configuration_update"}
+    assert missing == set()
 
 
 def test_every_item_kind_round_trips_like_sqlite_session(tmp_path: Path) -> None:

@@ -195,7 +195,7 @@ class UnitOfWork:
         app = self.app
         aggregate: Session
         if keep and isinstance(keep[0], SessionCreated):
-            aggregate = keep[0].mutate(None)
+            aggregate = Session.from_created(keep[0])
             rest = keep[1:]
         else:
             aggregate = app.load_aggregate(session_id)

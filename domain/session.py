@@ -161,27 +161,27 @@ def header_line(header: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class SessionCreated(CanInitAggregate[str]):
-    """Version 1 of every session stream: the immutable header."""
+    """Version 1 of every session stream: the immutable header.
+
+    It builds its aggregate the library's way: the inherited
+    :meth:`~eventsourcing.domain.CanInitAggregate.mutate` resolves
+    :attr:`originator_topic`, gives the new aggregate this event's id, version
+    and timestamp (the library's base initialiser), then runs
+    ``Session.__init__`` with its header.
+    """
 
     TOPIC: ClassVar[str] = "session"
-    originator_version = 1
+    originator_topic = "agentlog.domain.session:Session"
 
     def __init__(self, originator_id: str, header: dict[str, Any]) -> None:
         self.originator_id = originator_id
+        self.originator_version = 1
+        self.timestamp = _created_on(header.get("createdAt"))
         self.header = header
-
-    @property
-    def timestamp(self) -> datetime:  # type: ignore[override]
-        created_at = self.header.get("createdAt")
-        ms = created_at if type(created_at) is int else 0
-        return datetime.fromtimestamp(ms / 1000, tz=UTC)
 
     @property
     def encoded(self) -> bytes:
         return dumps(header_line(self.header))
-
-    def mutate(self, aggregate: Any) -> Any:
-        return Session.from_header(self.originator_id, self.header)
 
 
 class SessionSnapshot(CanSnapshotAggregate[str]):
@@ -223,16 +223,19 @@ class Session(BaseAggregate[str]):
     the write-behind buffer an application saves on flush.
     """
 
-    def _init_state(
-        self, header: dict[str, Any], *, invariants: bool, clock: Clock
-    ) -> None:
+    def __init__(self, header: dict[str, Any]) -> None:
+        """The state of a session with no events yet (version 1).
+
+        Called by :class:`SessionCreated` when it builds the aggregate; id,
+        version and times are set before, by the library.
+        """
         self.header = header
         self.surface = Surface()
         self.turns = TurnInvariants()
         self.repair_tracker = RepairTracker()
         self.last_time: int | None = None
-        self.invariants = invariants
-        self.clock = clock
+        self.invariants = True
+        self.clock: Clock = now_ms
         self.corruption: CorruptSessionLogError | None = None
 
     # ---------------------------------------------------------------- creation
@@ -240,9 +243,13 @@ class Session(BaseAggregate[str]):
     @classmethod
     def from_header(cls, session_id: str, header: dict[str, Any]) -> Session:
         """A session with no events yet (version 1), as the created event makes it."""
-        session = object.__new__(cls)
-        session.__base_init__(session_id, 1, _created_on(header.get("createdAt")))
-        session._init_state(header, invariants=True, clock=now_ms)
+        return cls.from_created(SessionCreated(session_id, header))
+
+    @classmethod
+    def from_created(cls, created: SessionCreated) -> Session:
+        """The session ``created`` builds (the library's ``mutate``), typed."""
+        session = created.mutate(None)
+        assert isinstance(session, cls)
         return session
 
     @classmethod
@@ -273,7 +280,7 @@ class Session(BaseAggregate[str]):
                 "session metadata must be losslessly JSON-serializable"
             ) from None
         created = SessionCreated(session_id, header)
-        session = cls.from_header(session_id, header)
+        session = cls.from_created(created)
         session.invariants = invariants
         session.clock = clock
         session.pending_events.append(created)

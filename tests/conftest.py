@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from agentlog.application import Sessions
+from tests.shared_memory import forget, sharing
 
 PG_URL = os.environ.get("AGENTLOG_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 BACKENDS = ["popo", "sqlite", "postgres"]
@@ -100,24 +101,20 @@ def make_app(app_env: dict[str, str]) -> Iterator[Callable[..., Sessions]]:
 
     def make(*, invariants: bool = True, **env: str) -> Sessions:
         if app_env["PERSISTENCE_MODULE"] == "eventsourcing.popo" and shared:
-            # POPO keeps the store in the recorder: reuse it so a second
-            # application sees what the first one stored, like a database would.
-            app = Sessions(env={**app_env, **env}, invariants=invariants)
-            app.recorder = shared[0].recorder
-            app.events.recorder = shared[0].recorder
-            app._notification_log.recorder = shared[0].recorder
-            app.history.recorder = shared[0].recorder
-            assert app.snapshots is not None and shared[0].snapshots is not None
-            app.snapshots.recorder = shared[0].snapshots.recorder
-            app.repository.event_store = app.events
-            apps.append(app)
-            return app
-        app = Sessions(env={**app_env, **env}, invariants=invariants)
-        shared.append(app)
+            # POPO keeps the store in the recorder: later applications get the
+            # first one's recorders from their factory, as from a database.
+            env = {**app_env, **env, **sharing(shared[0], name)}
+        else:
+            env = {**app_env, **env}
+        app = Sessions(env=env, invariants=invariants)
+        if not shared:
+            shared.append(app)
         apps.append(app)
         return app
 
+    name = uuid.uuid4().hex
     yield make
+    forget(name)
     for app in apps:
         app.close()
 

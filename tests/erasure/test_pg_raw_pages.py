@@ -7,11 +7,15 @@ relation's file, as the superuser the tests connect as)."""
 from __future__ import annotations
 
 import psycopg
+import pytest
 
 from agentlog.application import Sessions
 from agentlog.application.query import SessionQuery
 from tests.conftest import pg_params, postgres_schema_env
 from tests.crypto.test_round_trip import write
+
+# PostgreSQL, and VACUUM FULL waits for every other transaction on the server.
+pytestmark = pytest.mark.slow
 
 MARKERS = ("QUOKKA-prompt-5e1d", "QUOKKA-answer-77af", "QUOKKA-output-0b3c")
 

@@ -9,6 +9,7 @@ place reads as a read of that one event would.
 from __future__ import annotations
 
 import re
+import sqlite3
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -127,26 +128,32 @@ def reads_events(app: Sessions, statement: str) -> bool:
 
 
 @contextmanager
-def sqlite_statements(app: Sessions) -> Iterator[list[str]]:
+def sqlite_statements(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[list[str]]:
     """Every statement the store's SQLite connections run meanwhile."""
     statements: list[str] = []
     pool = app.recorder.datastore.pool  # type: ignore[attr-defined]
     get = pool.get_connection
-    traced: list[Any] = []
+    traced: list[sqlite3.Connection] = []
 
     def traced_connection(*args: Any, **kwargs: Any) -> Any:
         connection = get(*args, **kwargs)
-        connection._sqlite_conn.set_trace_callback(statements.append)
-        traced.append(connection)
+        # The library's connection's cursor is a sqlite3 cursor, which knows
+        # its sqlite3 connection.
+        with connection.cursor() as cursor:
+            raw = cursor.connection
+        raw.set_trace_callback(statements.append)
+        traced.append(raw)
         return connection
 
-    pool.get_connection = traced_connection
-    try:
-        yield statements
-    finally:
-        del pool.get_connection
-        for connection in traced:
-            connection._sqlite_conn.set_trace_callback(None)
+    with monkeypatch.context() as patch:
+        patch.setattr(pool, "get_connection", traced_connection)
+        try:
+            yield statements
+        finally:
+            for raw in traced:
+                raw.set_trace_callback(None)
 
 
 @contextmanager
@@ -178,7 +185,7 @@ def test_a_page_reads_its_events_in_one_statement(
     first = query.search_sessions("needle")  # indexes the log, then reads
     assert len(first.items) == 20 and first.next_cursor is not None
     trace = (
-        sqlite_statements(app)
+        sqlite_statements(app, monkeypatch)
         if backend == "sqlite"
         else postgres_statements(monkeypatch)
     )
@@ -241,7 +248,7 @@ def test_a_text_clause_reads_its_candidates_in_batches(
     query.search_sessions("needle")  # indexes the log
     only = EventFilter(text="needle 29")
     trace = (
-        sqlite_statements(app)
+        sqlite_statements(app, monkeypatch)
         if backend == "sqlite"
         else postgres_statements(monkeypatch)
     )

@@ -30,9 +30,7 @@ from agentlog.application.view_rows import (
     fold_title,
 )
 from agentlog.domain.errors import EncryptionError
-from agentlog.domain.events import Erased, SessionEvent
 from agentlog.domain.json import loads
-from agentlog.domain.session import SessionCreated
 from agentlog.domain.title import TITLE_EVENT
 
 if TYPE_CHECKING:
@@ -56,6 +54,11 @@ def projected_event(event: object) -> ProjectedEvent | None:
     """Adapt a domain event (as a ``ProjectionRunner`` delivers it) or pass through."""
     if isinstance(event, ProjectedEvent):
         return event
+    # The event classes (and the payload models behind them) are imported by
+    # the first fold, not by a read whose views are current (``agentlog ls``).
+    from agentlog.domain.events import Erased, SessionEvent
+    from agentlog.domain.session import SessionCreated
+
     if isinstance(event, SessionEvent):
         return ProjectedEvent(str(event.originator_id), event.type, event.envelope)
     if isinstance(event, SessionCreated):
@@ -109,8 +112,11 @@ def decode_notification(
     session_id = str(notification.originator_id)
     if notification.topic == HEADER_TYPE and notification.originator_version == 1:
         return ProjectedEvent(session_id, HEADER_TYPE, value)
-    if notification.topic == ERASED_TYPE and Erased.is_state(value):
-        return ProjectedEvent(session_id, ERASED_TYPE, value)
+    if notification.topic == ERASED_TYPE:
+        from agentlog.domain.events import Erased
+
+        if Erased.is_state(value):
+            return ProjectedEvent(session_id, ERASED_TYPE, value)
     event_type = value.get("type")
     if type(event_type) is not str or event_type == HEADER_TYPE:
         return None

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from agentlog.application.catch_up import views_of
-from agentlog.application.lineage_corpus import StoreLineageCorpus, lineage_model
 from agentlog.application.query_models import (
     SessionEventRecord,
     SessionEventTrace,
@@ -28,8 +27,6 @@ from agentlog.application.query_models import (
     headers_conflict,
     make_record,
 )
-from agentlog.application.scope import Scope, ScopedCorpus, ScopedSessionQuery
-from agentlog.application.search import ContentSearch
 from agentlog.application.store_reader import PersistenceReader, StoreReader
 from agentlog.application.summaries import (
     decode_cursor,
@@ -46,7 +43,6 @@ from agentlog.domain.errors import (
     SessionQueryError,
 )
 from agentlog.domain.json import copy_json, js_number
-from agentlog.domain.lineage import IndexedCorpus, LineageCorpus, trace_lineage
 from agentlog.domain.messages import derive_message
 from agentlog.domain.surface import SurfaceFold, fold_surface
 from agentlog.domain.title import TitleSnapshot, fold_session_title
@@ -55,11 +51,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from agentlog.application.handle import SessionHandle
+    from agentlog.application.scope import Scope, ScopedSessionQuery
+    from agentlog.application.search import ContentSearch
     from agentlog.application.search_models import SearchEventPage, SearchSessionPage
     from agentlog.application.sessions import Sessions
     from agentlog.application.view_rows import Number
     from agentlog.domain.header import Header
     from agentlog.domain.json import Envelope
+    from agentlog.domain.lineage import LineageCorpus
 
 DEFAULT_READ_WINDOW_MAX = 50
 DEFAULT_PAGE_SIZE = 50
@@ -145,6 +144,8 @@ class SessionQuery:
 
     def scoped(self, scope: Scope) -> ScopedSessionQuery:
         """These reads, restricted to ``scope`` (through the reader mounted now)."""
+        from agentlog.application.scope import Scope, ScopedSessionQuery
+
         if not isinstance(scope, Scope):
             msg = f"scoped() needs a Scope, got {type(scope).__name__}"
             raise SessionQueryError.invalid_scope(msg)
@@ -169,6 +170,8 @@ class SessionQuery:
             header = self._listed_one(self.persistence, caller_session_id)
         if header is None or header.get("id") != caller_session_id:
             raise SessionQueryError.unknown_caller(caller_session_id)
+        from agentlog.application.scope import Scope
+
         return self.scoped(Scope.of_caller(header))
 
     def _admits(self, header: Header) -> bool:
@@ -539,6 +542,13 @@ class SessionQuery:
 
     def trace_session(self, session_id: str) -> SessionLineageTrace:
         """Ancestors, descendant trees and completeness; no log is loaded."""
+        from agentlog.application.lineage_corpus import (
+            StoreLineageCorpus,
+            lineage_model,
+        )
+        from agentlog.application.scope import ScopedCorpus
+        from agentlog.domain.lineage import IndexedCorpus, trace_lineage
+
         _check_id(session_id)
         reader = self.persistence
         if isinstance(reader, StoreReader):
@@ -562,25 +572,31 @@ class SessionQuery:
 
     # ----------------------------------------------------- search, filters
 
+    def _search(self) -> ContentSearch:
+        """The search reads, imported on first use: a listing never needs them."""
+        from agentlog.application.search import ContentSearch
+
+        return ContentSearch(self)
+
     def filter_sessions(self, session_filter: object = None) -> list[SessionRecord]:
         """Sessions matching a ``SessionFilter`` (docs/search.md); no index."""
-        return ContentSearch(self).filter_sessions(session_filter)
+        return self._search().filter_sessions(session_filter)
 
     def filter_events(
         self, session_id: str, event_filter: object = None
     ) -> list[SessionEventRecord]:
         """Events of one session matching an ``EventFilter``; no index."""
-        return ContentSearch(self).filter_events(session_id, event_filter)
+        return self._search().filter_events(session_id, event_filter)
 
     def search_sessions(self, query: object, **options: Any) -> SearchSessionPage:
         """Sessions whose events contain the literal ``query`` (docs/search.md)."""
-        return ContentSearch(self).search_sessions(query, **options)
+        return self._search().search_sessions(query, **options)
 
     def search_events(
         self, session_id: str, query: object, **options: Any
     ) -> SearchEventPage:
         """Events of one session containing the literal ``query``."""
-        return ContentSearch(self).search_events(session_id, query, **options)
+        return self._search().search_events(session_id, query, **options)
 
     # ------------------------------------------------------------- listing
 

@@ -5,7 +5,9 @@ use (``_insert_events`` and friends, a pool's ``_create_connection``). Those
 names are not public API: the pin ``eventsourcing<9.6`` keeps them stable, and
 ``tests/infrastructure/test_eventsourcing_seam.py`` pins the behaviour relied on
 here, so an upgrade that changes them fails in one module and its test, not
-all over the backends. Nothing outside this module names a library private.
+all over the backends. Nothing outside this module and its PostgreSQL half,
+:mod:`~agentlog.infrastructure.eventsourcing_seam_postgres` (apart so that a
+SQLite or in-memory store never imports ``psycopg``), names a library private.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from eventsourcing.persistence import StoredEvent, Tracking
 from eventsourcing.popo import POPOApplicationRecorder, POPOTrackingRecorder
-from eventsourcing.postgres import PostgresApplicationRecorder, PostgresTrackingRecorder
 from eventsourcing.sqlite import (
     SQLiteApplicationRecorder,
     SQLiteConnectionPool,
@@ -28,8 +29,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from eventsourcing.sqlite import SQLiteConnection, SQLiteCursor
-    from psycopg import Cursor
-    from psycopg.rows import DictRow
 
 
 # ------------------------------------------------------------------ SQLite pool
@@ -117,48 +116,6 @@ def sqlite_insert(recorder: Any, c: SQLiteCursor, rows: Sequence[StoredEvent]) -
     recorder._insert_events(c, rows)
 
 
-class PostgresRecorderSeam(PostgresApplicationRecorder):
-    """The library's PostgreSQL recorder, its insert hook under public names
-    (as :class:`SQLiteRecorderSeam`)."""
-
-    def _insert_stored_events(
-        self, curs: Cursor[DictRow], stored_events: Sequence[StoredEvent], **kwargs: Any
-    ) -> None:
-        self.insert_in_transaction(curs, stored_events, **kwargs)
-
-    def insert_in_transaction(
-        self, curs: Cursor[DictRow], stored_events: Sequence[StoredEvent], **kwargs: Any
-    ) -> None:
-        """Insert ``stored_events`` in the transaction of cursor ``curs``."""
-        self.library_insert(curs, stored_events, **kwargs)
-
-    def library_insert(
-        self, curs: Cursor[DictRow], stored_events: Sequence[StoredEvent], **kwargs: Any
-    ) -> None:
-        """The library's insert: lock the table, notify, insert, fetch ids."""
-        super()._insert_stored_events(curs, stored_events, **kwargs)
-
-    def insert_rows_only(
-        self, curs: Cursor[Any], stored_events: Sequence[StoredEvent]
-    ) -> None:
-        """Insert rows, nothing else (the table is locked already)."""
-        super(PostgresApplicationRecorder, self)._insert_stored_events(
-            curs, stored_events
-        )
-
-    def lock_table(self, curs: Cursor[DictRow]) -> None:
-        """The library's lock of the events table (serialises every writer)."""
-        self._lock_table(curs)
-
-
-def postgres_insert(
-    recorder: Any, curs: Cursor[Any], rows: Sequence[StoredEvent]
-) -> None:
-    """Insert rows with another PostgreSQL recorder of the same datastore (a
-    snapshot recorder), in the transaction of cursor ``curs``."""
-    recorder._insert_stored_events(curs, rows)
-
-
 class POPORecorderSeam(POPOApplicationRecorder):
     """The library's in-memory recorder, its rows and lock under public names.
 
@@ -229,21 +186,6 @@ class KeyedSQLiteTracking(SQLiteTrackingRecorder):
 
     def _max_tracking_id(self, application_name: str, c: SQLiteCursor) -> int | None:
         return super()._max_tracking_id(self.tracking_key(application_name), c)
-
-
-class KeyedPostgresTracking(PostgresTrackingRecorder):
-    """The library's PostgreSQL tracking, positions kept under ``tracking_key``."""
-
-    tracking_key: Callable[[str], str]  # the view's
-
-    def _insert_tracking(self, curs: Cursor[DictRow], tracking: Tracking) -> None:
-        key = self.tracking_key(tracking.application_name)
-        super()._insert_tracking(curs, Tracking(key, tracking.notification_id))
-
-    def _max_tracking_id(
-        self, application_name: str, curs: Cursor[DictRow]
-    ) -> int | None:
-        return super()._max_tracking_id(self.tracking_key(application_name), curs)
 
 
 class KeyedPOPOTracking(POPOTrackingRecorder):

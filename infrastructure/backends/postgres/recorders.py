@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from eventsourcing.persistence import StoredEvent
 from psycopg.sql import SQL, Composed, Identifier
 
-from agentlog.infrastructure.eventsourcing_seam import (
+from agentlog.infrastructure.eventsourcing_seam_postgres import (
     PostgresRecorderSeam,
     postgres_insert,
 )

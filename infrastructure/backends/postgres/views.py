@@ -28,10 +28,8 @@ from agentlog.application.view_rows import (
     columns,
     row_values,
 )
-from agentlog.infrastructure.eventsourcing_seam import (
-    KeyedPostgresTracking,
-    max_tracking_id_in,
-)
+from agentlog.infrastructure.eventsourcing_seam import max_tracking_id_in
+from agentlog.infrastructure.eventsourcing_seam_postgres import KeyedPostgresTracking
 from agentlog.infrastructure.views import (
     column_decoder,
     decode_column,

@@ -1,0 +1,77 @@
+"""The PostgreSQL half of :mod:`~agentlog.infrastructure.eventsourcing_seam`.
+
+The same rule holds: the library privates the PostgreSQL backend uses are named
+here and nowhere else, pinned by ``tests/infrastructure/test_eventsourcing_seam.py``.
+It is a module of its own because ``eventsourcing.postgres`` imports ``psycopg``
+and loads libpq, more than the whole ``agentlog ls`` of a SQLite store costs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from eventsourcing.persistence import StoredEvent, Tracking
+from eventsourcing.postgres import PostgresApplicationRecorder, PostgresTrackingRecorder
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from psycopg import Cursor
+    from psycopg.rows import DictRow
+
+
+class PostgresRecorderSeam(PostgresApplicationRecorder):
+    """The library's PostgreSQL recorder, its insert hook under public names
+    (as :class:`SQLiteRecorderSeam`)."""
+
+    def _insert_stored_events(
+        self, curs: Cursor[DictRow], stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> None:
+        self.insert_in_transaction(curs, stored_events, **kwargs)
+
+    def insert_in_transaction(
+        self, curs: Cursor[DictRow], stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> None:
+        """Insert ``stored_events`` in the transaction of cursor ``curs``."""
+        self.library_insert(curs, stored_events, **kwargs)
+
+    def library_insert(
+        self, curs: Cursor[DictRow], stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> None:
+        """The library's insert: lock the table, notify, insert, fetch ids."""
+        super()._insert_stored_events(curs, stored_events, **kwargs)
+
+    def insert_rows_only(
+        self, curs: Cursor[Any], stored_events: Sequence[StoredEvent]
+    ) -> None:
+        """Insert rows, nothing else (the table is locked already)."""
+        super(PostgresApplicationRecorder, self)._insert_stored_events(
+            curs, stored_events
+        )
+
+    def lock_table(self, curs: Cursor[DictRow]) -> None:
+        """The library's lock of the events table (serialises every writer)."""
+        self._lock_table(curs)
+
+
+def postgres_insert(
+    recorder: Any, curs: Cursor[Any], rows: Sequence[StoredEvent]
+) -> None:
+    """Insert rows with another PostgreSQL recorder of the same datastore (a
+    snapshot recorder), in the transaction of cursor ``curs``."""
+    recorder._insert_stored_events(curs, rows)
+
+
+class KeyedPostgresTracking(PostgresTrackingRecorder):
+    """The library's PostgreSQL tracking, positions kept under ``tracking_key``."""
+
+    tracking_key: Callable[[str], str]  # the view's
+
+    def _insert_tracking(self, curs: Cursor[DictRow], tracking: Tracking) -> None:
+        key = self.tracking_key(tracking.application_name)
+        super()._insert_tracking(curs, Tracking(key, tracking.notification_id))
+
+    def _max_tracking_id(
+        self, application_name: str, curs: Cursor[DictRow]
+    ) -> int | None:
+        return super()._max_tracking_id(self.tracking_key(application_name), curs)

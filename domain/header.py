@@ -85,18 +85,40 @@ def check_header_shape(
     """
     if not isinstance(value, dict) or value.get("type") != "session":
         raise CorruptSessionLogError(NOT_A_HEADER, session_id=source, seq=None)
-    shaped = isinstance(value.get("id"), str) and _is_number(value.get("createdAt"))
-    if "version" in value or require_version:
-        shaped = shaped and _is_number(value.get("version"))
-    if "delegationDepth" in value:
-        shaped = shaped and is_depth(value["delegationDepth"])
-    elif require_depth:
-        shaped = False
-    if "owner" in value:
-        shaped = shaped and is_owner(value["owner"])
-    if not shaped:
-        raise CorruptSessionLogError(NOT_A_HEADER, session_id=source, seq=None)
+    problem = _header_problem(value, require_version, require_depth)
+    if problem is not None:
+        msg = f"{NOT_A_HEADER}: {problem}"
+        raise CorruptSessionLogError(msg, session_id=source, seq=None)
     return {key: item for key, item in value.items() if key != "type"}
+
+
+_RULES: Final = (
+    ("id", lambda value: type(value) is str, "a string"),
+    ("createdAt", _is_number, "a number"),
+    ("version", _is_number, "a number"),
+    ("delegationDepth", is_depth, "a non-negative safe integer"),
+    ("owner", is_owner, "a non-empty string without NUL or lone surrogates"),
+)
+"""Each header key's rule, in the order a refusal names the first one broken."""
+
+
+def _header_problem(
+    value: dict[str, Any], require_version: bool, require_depth: bool
+) -> str | None:
+    """The first key a header misses or breaks, said so a user can fix the line."""
+    required = {"id", "createdAt"}
+    if require_version:
+        required.add("version")
+    if require_depth:
+        required.add("delegationDepth")
+    for key, holds, kind in _RULES:
+        if key not in value:
+            if key in required:
+                return f'"{key}" is missing'
+            continue
+        if not holds(value[key]):
+            return f'"{key}" must be {kind}'
+    return None
 
 
 def check_format_version(session_id: str, header: Mapping[str, Any]) -> None:

@@ -157,28 +157,61 @@ def test_pq_061_a_header_that_is_not_json(data: bytes) -> None:
     assert corrupt_message(data) == "corrupt session log: header line is not valid JSON"
 
 
+NOT_A_HEADER = "corrupt session log: first line is not a session header"
+
+
 @pytest.mark.parametrize(
-    "first",
+    ("first", "why"),
     [
-        b'{"type":"event"}',
-        b"[1,2]",
-        b'{"type":"session","version":"0","id":"s","createdAt":1,"delegationDepth":0}',
-        b'{"type":"session","version":true,"id":"s","createdAt":1,"delegationDepth":0}',
-        b'{"type":"session","version":0,"id":1,"createdAt":1,"delegationDepth":0}',
-        b'{"type":"session","version":0,"id":"s","createdAt":"1","delegationDepth":0}',
-        b'{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":"1"}',
-        b'{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":1.5}',
-        b'{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":-1}',
-        b'{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":-0}',
-        b'{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":null}',
-        b'{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":true}',
-        b'{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":9007199254740992}',
+        (b'{"type":"event"}', ""),
+        (b"[1,2]", ""),
+        (
+            b'{"type":"session","version":"0","id":"s","createdAt":1,"delegationDepth":0}',
+            ': "version" must be a number',
+        ),
+        (
+            b'{"type":"session","version":true,"id":"s","createdAt":1,"delegationDepth":0}',
+            ': "version" must be a number',
+        ),
+        (
+            b'{"type":"session","version":0,"id":1,"createdAt":1,"delegationDepth":0}',
+            ': "id" must be a string',
+        ),
+        (
+            b'{"type":"session","version":0,"id":"s","createdAt":"1","delegationDepth":0}',
+            ': "createdAt" must be a number',
+        ),
+        (
+            b'{"type":"session","version":0,"id":"s","delegationDepth":0}',
+            ': "createdAt" is missing',
+        ),
+        (
+            b'{"type":"session","version":0,"createdAt":1,"delegationDepth":0}',
+            ': "id" is missing',
+        ),
+        *(
+            (
+                b'{"type":"session","version":0,"id":"s","createdAt":1,'
+                b'"delegationDepth":' + depth + b"}",
+                ': "delegationDepth" must be a non-negative safe integer',
+            )
+            for depth in (b'"1"', b"1.5", b"-1", b"null", b"true", b"9007199254740992")
+        ),
     ],
 )
-def test_pq_061_a_bad_header_shape_is_not_a_session_header(first: bytes) -> None:
-    expected = "corrupt session log: first line is not a session header"
-    assert corrupt_message(first + b"\n") == expected
-    assert corrupt_message(first) == expected  # also without its newline
+def test_pq_061_a_bad_header_shape_is_not_a_session_header(
+    first: bytes, why: str
+) -> None:
+    """The spec's message (``/session header/``), then the key to fix (issue 22)."""
+    assert corrupt_message(first + b"\n") == NOT_A_HEADER + why
+    assert corrupt_message(first) == NOT_A_HEADER + why  # also without its newline
+
+
+def test_pq_061_a_negative_zero_depth_is_not_a_session_header() -> None:
+    first = (
+        b'{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":-0}'
+    )
+    assert corrupt_message(first + b"\n").startswith(NOT_A_HEADER)
 
 
 def test_header_shape_is_checked_before_the_version() -> None:

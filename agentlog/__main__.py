@@ -1,6 +1,6 @@
 """The ``agentlog`` console script and ``python -m agentlog``: stoppable from the start.
 
-Importing the command line takes a few hundred milliseconds (typer, pydantic,
+Importing the command line takes tens of milliseconds (click, pydantic,
 eventsourcing, the views). A SIGINT or SIGTERM landing then would be Python's
 ``KeyboardInterrupt`` traceback, or a silent death by SIGTERM. So this module
 imports nothing but ``signal`` and ``sys`` before it catches both signals: from

@@ -7,9 +7,9 @@ so every session is either fully erased or untouched.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
+import click
 
 from agentlog.application.erasure import (
     REASON_MAX_CHARS,
@@ -17,15 +17,13 @@ from agentlog.application.erasure import (
     parse_duration,
 )
 from agentlog.domain.session import now_ms
+from agentlog.infrastructure.cli.console import err, out, say
 from agentlog.infrastructure.cli.program import (
-    JsonFlag,
-    SessionId,
     cli,
     emit_json,
-    err,
+    json_option,
     opened,
-    out,
-    say,
+    session_id_argument,
 )
 from agentlog.infrastructure.cli.progress import Meter
 from agentlog.infrastructure.cli.render import when
@@ -33,46 +31,42 @@ from agentlog.infrastructure.cli.render import when
 if TYPE_CHECKING:
     from agentlog.application.sessions import Sessions
 
-ERASE = "Erase"
 DEFAULT_GC_REASON = "retention"
 
 
-def _reason(value: str) -> str:
+def _reason(ctx: click.Context, param: click.Parameter, value: str) -> str:
     if not value or len(value) > REASON_MAX_CHARS:
         msg = f"a reason is 1 to {REASON_MAX_CHARS} characters"
-        raise typer.BadParameter(msg)
+        raise click.BadParameter(msg)
     return value
 
 
-Reason = Annotated[
-    str,
-    typer.Option(
-        "--reason",
-        metavar="TEXT",
-        help="Why (kept in the audit; write no personal data here).",
-        callback=_reason,
-    ),
-]
-
-
-def _duration(value: str) -> str:
+def _duration(ctx: click.Context, param: click.Parameter, value: str) -> str:
     try:
         parse_duration(value)
     except ValueError as error:
-        raise typer.BadParameter(str(error)) from None
+        raise click.BadParameter(str(error)) from None
     return value
 
 
-@cli.command(rich_help_panel=ERASE)
+@cli.command()
+@session_id_argument
+@click.option(
+    "--reason",
+    required=True,
+    metavar="TEXT",
+    help="Why (kept in the audit; write no personal data here).",
+    callback=_reason,
+)
+@click.option("--descendants", is_flag=True, help="Also erase every fork below it.")
+@json_option
+@click.pass_context
 def erase(
-    ctx: typer.Context,
-    session_id: SessionId,
-    reason: Reason,
-    descendants: Annotated[
-        bool,
-        typer.Option("--descendants", help="Also erase every fork below it."),
-    ] = False,
-    as_json: JsonFlag = False,
+    ctx: click.Context,
+    session_id: str,
+    reason: str,
+    descendants: bool,
+    as_json: bool,
 ) -> None:
     """Erase a session everywhere: events, snapshots, listing, search, lineage."""
     erased: list[str] = []
@@ -92,8 +86,10 @@ def erase(
     say(out, f"erased {session_id}{more}")
 
 
-@cli.command(rich_help_panel=ERASE)
-def erasures(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+@cli.command()
+@json_option
+@click.pass_context
+def erasures(ctx: click.Context, as_json: bool) -> None:
     """The audit: every erased session with its time (UTC) and reason."""
     with opened(ctx) as app:
         records = app.erasures()
@@ -104,37 +100,40 @@ def erasures(ctx: typer.Context, as_json: JsonFlag = False) -> None:
         say(out, f"{record.session_id}  {when(record.erased_at)}  {record.reason}")
 
 
-@cli.command(rich_help_panel=ERASE)
+@cli.command()
+@click.option(
+    "--older-than",
+    required=True,
+    metavar="DURATION",
+    help="Erase sessions whose last event is older: 30d, 12h, 90m, 45s.",
+    callback=_duration,
+)
+@click.option(
+    "--dry-run", is_flag=True, help="List what would be erased; erase nothing."
+)
+@click.option(
+    "--reason",
+    default=DEFAULT_GC_REASON,
+    show_default=True,
+    metavar="TEXT",
+    help="Kept in the audit.",
+    callback=_reason,
+)
+@click.option(
+    "--vacuum-full",
+    is_flag=True,
+    help="PostgreSQL: then rewrite the tables (VACUUM FULL), removing the"
+    " erased rows' bytes; locks each table while it runs.",
+)
+@json_option
+@click.pass_context
 def gc(
-    ctx: typer.Context,
-    older_than: Annotated[
-        str,
-        typer.Option(
-            "--older-than",
-            metavar="DURATION",
-            help="Erase sessions whose last event is older: 30d, 12h, 90m, 45s.",
-            callback=_duration,
-        ),
-    ],
-    dry_run: Annotated[
-        bool,
-        typer.Option("--dry-run", help="List what would be erased; erase nothing."),
-    ] = False,
-    reason: Annotated[
-        str,
-        typer.Option(
-            "--reason", metavar="TEXT", help="Kept in the audit.", callback=_reason
-        ),
-    ] = DEFAULT_GC_REASON,
-    vacuum_full: Annotated[
-        bool,
-        typer.Option(
-            "--vacuum-full",
-            help="PostgreSQL: then rewrite the tables (VACUUM FULL), removing the"
-            " erased rows' bytes; locks each table while it runs.",
-        ),
-    ] = False,
-    as_json: JsonFlag = False,
+    ctx: click.Context,
+    older_than: str,
+    dry_run: bool,
+    reason: str,
+    vacuum_full: bool,
+    as_json: bool,
 ) -> None:
     """Erase the sessions last written before a cutoff (retention)."""
     cutoff = cutoff_before(parse_duration(older_than))

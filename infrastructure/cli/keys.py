@@ -9,19 +9,15 @@ from __future__ import annotations
 
 import os
 
-import typer  # noqa: TC002 - typer reads the annotation at runtime
+import click
 
-from agentlog.infrastructure.cli.program import (
-    cli,
-    make_console,
-    reported,
-    say,
-    state_of,
-)
+from agentlog.infrastructure.cli.console import make_console, say
+from agentlog.infrastructure.cli.program import cli, reported, state_of
 
 
-@cli.command("rotate-master-key", rich_help_panel="Store")
-def rotate_master_key(ctx: typer.Context) -> None:
+@cli.command("rotate-master-key")
+@click.pass_context
+def rotate_master_key(ctx: click.Context) -> None:
     """Wrap every session key with AGENTLOG_NEW_MASTER_KEY (docs/encryption.md)."""
     from agentlog.infrastructure.key_store_setup import rotate_master_key as rotate
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, NoReturn
+from typing import NoReturn
 
-import typer
+import click
 
 from agentlog.application.model_tools import DEFAULT_MAX_SEARCH_RESULTS, ModelTools
 from agentlog.domain.errors import SessionQueryError
@@ -30,7 +30,7 @@ from agentlog.infrastructure.cli.program import (
     EXIT_ERROR,
     CliState,
     cli,
-    encodable,
+    encodable_parameter,
     fail,
     one_line,
     opened,
@@ -45,49 +45,48 @@ HTTP_URL = "http://127.0.0.1:PORT/mcp"
 """Where ``--http`` serves (``mcp_server.HTTP_HOST`` and ``HTTP_PATH``)."""
 
 
-@cli.command("mcp", rich_help_panel="Read")
+@cli.command("mcp")
+@click.option(
+    "--caller",
+    required=True,
+    metavar="SESSION_ID",
+    callback=encodable_parameter,
+    help="The session whose agent calls the tools; they see only what "
+    "its scope allows (its workspace).",
+)
+@click.option(
+    "--store",
+    metavar="URL",
+    help="The store (as the global --store; this one wins).",
+)
+@click.option(
+    "--max-search-results",
+    type=click.IntRange(1, SEARCH_MAX),
+    default=DEFAULT_MAX_SEARCH_RESULTS,
+    show_default=True,
+    metavar="N",
+    help=f"Results one search call returns at most (1 to {SEARCH_MAX}).",
+)
+@click.option(
+    "--http",
+    is_flag=True,
+    help=f"Serve streamable HTTP at {HTTP_URL} instead of stdio.",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=DEFAULT_PORT,
+    show_default=True,
+    help="The port of --http.",
+)
+@click.pass_context
 def mcp_command(
-    ctx: typer.Context,
-    caller: Annotated[
-        str,
-        typer.Option(
-            "--caller",
-            metavar="SESSION_ID",
-            callback=encodable,
-            help="The session whose agent calls the tools; they see only what "
-            "its scope allows (its workspace).",
-        ),
-    ],
-    store: Annotated[
-        str | None,
-        typer.Option(
-            "--store",
-            metavar="URL",
-            help="The store (as the global --store; this one wins).",
-            show_default=False,
-        ),
-    ] = None,
-    max_search_results: Annotated[
-        int,
-        typer.Option(
-            "--max-search-results",
-            metavar="N",
-            min=1,
-            max=SEARCH_MAX,
-            help=f"Results one search call returns at most (1 to {SEARCH_MAX}).",
-        ),
-    ] = DEFAULT_MAX_SEARCH_RESULTS,
-    http: Annotated[
-        bool,
-        typer.Option(
-            "--http",
-            help=f"Serve streamable HTTP at {HTTP_URL} instead of stdio.",
-        ),
-    ] = False,
-    port: Annotated[
-        int,
-        typer.Option("--port", min=1, max=65535, help="The port of --http."),
-    ] = DEFAULT_PORT,
+    ctx: click.Context,
+    caller: str,
+    store: str | None,
+    max_search_results: int,
+    http: bool,
+    port: int,
 ) -> None:
     """Serve the model tools to an MCP client, bound to one caller session."""
     # The SDK (and its web stack) is imported here, not with the command line:
@@ -119,7 +118,7 @@ def mcp_command(
                 # The web server could not start (the port is taken, say): it
                 # has said why in one line; a failure exits 1 (it exits 3).
                 if stop.code not in (0, None):
-                    raise typer.Exit(EXIT_ERROR) from None
+                    raise click.exceptions.Exit(EXIT_ERROR) from None
                 raise
             return
         for name in ("stdin", "stdout"):

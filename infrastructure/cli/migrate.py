@@ -8,34 +8,24 @@ lock, so it is safe beside running services) and says what exists. With
 
 from __future__ import annotations
 
-from typing import Annotated
+import click
 
-import typer
-
-from agentlog.infrastructure.cli.program import (
-    cli,
-    make_console,
-    reported,
-    say,
-    state_of,
-)
+from agentlog.infrastructure.cli.console import make_console, say
+from agentlog.infrastructure.cli.program import cli, reported, state_of
 from agentlog.infrastructure.store import migrate as migrate_store
 from agentlog.infrastructure.store import rebuild_views as rebuild_store_views
 from agentlog.infrastructure.store_url import parse_store_url
 
 
-@cli.command(rich_help_panel="Store")
-def migrate(
-    ctx: typer.Context,
-    rebuild_views: Annotated[
-        bool,
-        typer.Option(
-            "--rebuild-views",
-            help="Also drop every view and the search index and fold the whole log "
-            "again (readers see partial views until it ends).",
-        ),
-    ] = False,
-) -> None:
+@cli.command()
+@click.option(
+    "--rebuild-views",
+    is_flag=True,
+    help="Also drop every view and the search index and fold the whole log "
+    "again (readers see partial views until it ends).",
+)
+@click.pass_context
+def migrate(ctx: click.Context, rebuild_views: bool) -> None:
     """Create the store's tables and views (for services with create_tables=False)."""
     url = state_of(ctx).store_url
     console = make_console()

@@ -6,8 +6,14 @@ store. Exit codes are a contract for scripts: 0 success, 1 a domain, query or st
 error (one line on stderr, never a traceback), 2 a usage error, 130 a stop signal
 (SIGINT or SIGTERM; one line saying what was stored). Every line printed goes
 through :mod:`~agentlog.infrastructure.cli.terminal`. The commands themselves live
-in :mod:`~agentlog.infrastructure.cli.reads` and
-:mod:`~agentlog.infrastructure.cli.writes`.
+in :mod:`~agentlog.infrastructure.cli.reads` and its siblings.
+
+The program is a click group, not typer: typer builds a pydantic ``TypeAdapter``
+for every parameter it parses and renders help through ``rich.markdown``, which
+made a one-command typer program cost 2.4 times ``import
+eventsourcing.application`` before any work (docs/performance.md). This module
+imports click and nothing heavy; the store, rich and the JSON encoder are
+imported by the code that uses them.
 """
 
 from __future__ import annotations
@@ -16,20 +22,13 @@ import contextlib
 import importlib
 import os
 import re
-import sqlite3
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-import typer
-from eventsourcing.persistence import PersistenceError as RecorderError
-from rich.console import Console
-from rich.segment import Segment
-from typer.core import TyperCommand, TyperGroup
-from typer.main import get_command_from_info, get_command_name
+import click
 
 from agentlog.domain.errors import AgentlogError
-from agentlog.domain.json import dumps
 from agentlog.infrastructure.cli.commands import COMMANDS
 from agentlog.infrastructure.cli.interrupt import (
     EXIT_INTERRUPTED,
@@ -39,7 +38,6 @@ from agentlog.infrastructure.cli.interrupt import (
     stopped_line,
     stopped_write_line,
 )
-from agentlog.infrastructure.cli.storage import abandon, open_store, stored_now
 from agentlog.infrastructure.cli.terminal import mask_secrets, printable
 from agentlog.infrastructure.store import (
     DEFAULT_STORE_URL,
@@ -49,96 +47,82 @@ from agentlog.infrastructure.store import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
-
-    from rich.console import ConsoleOptions, RenderableType
+    from collections.abc import Callable, Iterable, Iterator
 
     from agentlog.application.sessions import Sessions
     from agentlog.domain.json import Json
     from agentlog.infrastructure.cli.storage import StoredCheck
 
 EXIT_ERROR = 1
+EXIT_USAGE = 2
 _BREAKS = re.compile(r"\s*\n\s*")
 _C1_OR_DEL = re.compile(rb"\xc2[\x80-\x9f]|\x7f")
-PIPE_WIDTH = 160
-"""Columns for a file or pipe (rich would assume 80), unless COLUMNS is set."""
+SEQ_MAX = 2**63 - 1
+"""The largest seq a store can hold (a signed 64-bit integer column)."""
 
 
-class StoppableGroup(TyperGroup):
+class StoppableContext(click.Context):
+    """A command's context: a stop while click closes it is one line and exit 130."""
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except Interrupted as stop:
+            raise stop_exit(stopped_line(stop)) from None
+
+
+class StoppableGroup(click.Group):
     """The command group: a stop signal in any command is one line and exit 130.
 
     Click would turn the ``KeyboardInterrupt`` into "Aborted!" and exit 1; a write
     reports what it stored before this (see :func:`opened`), so this catches the
-    rest: reads, ``demo``, ``migrate``.
+    rest: reads, ``demo``, ``migrate``. Commands are lazy: a command's module is
+    imported when that command runs, and ``--help`` lists the table of
+    :mod:`~agentlog.infrastructure.cli.commands` without importing any.
     """
 
-    # Any: the parameter's type is typer's vendored click Context (private).
-    def invoke(self, ctx: Any) -> Any:
+    context_class = StoppableContext
+
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except Interrupted as stop:
             raise stop_exit(stopped_line(stop)) from None
 
-    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         """Parsing the arguments, or printing ``--help``: a stop is one line too."""
         try:
             return super().make_context(*args, **kwargs)
         except Interrupted as stop:
             raise stop_exit(stopped_line(stop)) from None
 
-    # Lazy commands: a command's module is imported when that command runs.
-    listing = False
-    """True while ``--help`` lists the commands: each is its table entry."""
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """No arguments: the help on stdout and exit 2 (click would use stderr)."""
+        if not args:
+            click.echo(ctx.get_help(), color=ctx.color)
+            ctx.exit(EXIT_USAGE)
+        return super().parse_args(ctx, args)
 
-    def list_commands(self, ctx: Any) -> list[str]:
+    def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
 
-    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         """The command, its module imported on first use (``--help`` imports none)."""
-        known = self.commands.get(cmd_name)
         entry = COMMANDS.get(cmd_name)
-        if known is not None or entry is None:
-            return known
-        if self.listing:
-            return TyperCommand(
-                cmd_name, help=entry.summary, rich_help_panel=entry.panel
-            )
-        importlib.import_module(entry.module)
-        for info in cli.registered_commands:
-            assert info.callback is not None, "every command has a function"
-            name = info.name or get_command_name(info.callback.__name__)
-            if name not in self.commands:
-                command = get_command_from_info(
-                    info,
-                    pretty_exceptions_short=cli.pretty_exceptions_short,
-                    rich_markup_mode=cli.rich_markup_mode,
-                )
-                self.add_command(command, name)
+        if cmd_name not in self.commands and entry is not None:
+            importlib.import_module(entry.module)
         return self.commands.get(cmd_name)
 
-    def format_help(self, ctx: Any, formatter: Any) -> None:
-        self.listing = True
-        try:
-            super().format_help(ctx, formatter)
-        finally:
-            self.listing = False
-
-
-cli = typer.Typer(
-    cls=StoppableGroup,
-    name="agentlog",
-    help="An event-sourced store for AI-agent sessions. Start with: agentlog demo",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-JsonFlag = Annotated[
-    bool, typer.Option("--json", help="Machine output: JSON with the spec's keys.")
-]
-SEQ_MAX = 2**63 - 1
-"""The largest seq a store can hold (a signed 64-bit integer column)."""
+    def format_commands(
+        self, ctx: click.Context, formatter: click.HelpFormatter
+    ) -> None:
+        """The commands by panel, each with its summary from the table."""
+        panels: dict[str, list[tuple[str, str]]] = {}
+        for name, entry in COMMANDS.items():
+            panels.setdefault(entry.panel, []).append((name, entry.summary))
+        for panel, rows in panels.items():
+            with formatter.section(panel):
+                formatter.write_dl(rows)
 
 
 def encodable(value: str | None) -> str | None:
@@ -149,50 +133,33 @@ def encodable(value: str | None) -> str | None:
         value.encode("utf-8")
     except UnicodeEncodeError:
         msg = f"{printable(value, one_line=True)} is not valid UTF-8"
-        raise typer.BadParameter(msg) from None
+        raise click.BadParameter(msg) from None
     return value
 
 
-SessionId = Annotated[
-    str,
-    typer.Argument(metavar="ID", help="A session id.", callback=encodable),
-]
-Seq = Annotated[
-    int,
-    typer.Argument(
-        metavar="SEQ", min=0, max=SEQ_MAX, help="An event's seq (0 is the first)."
-    ),
-]
+def encodable_parameter(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> str | None:
+    """:func:`encodable` as a click callback."""
+    return encodable(value)
 
 
-class SafeConsole(Console):
-    """A console whose every written segment of text is :func:`printable`.
+F = Any
+"""A command function being decorated (click's own type variable is private)."""
 
-    Renderers escape data before layout (so widths stay right); this is the net
-    under them: a control character that reaches a segment is written as an escape.
-    Rich's own control segments (cursor moves, a progress bar's redraw) pass.
-    """
-
-    def render(
-        self, renderable: RenderableType, options: ConsoleOptions | None = None
-    ) -> Iterable[Segment]:
-        for segment in super().render(renderable, options):
-            if segment.control:
-                yield segment
-            else:
-                yield Segment(printable(segment.text), segment.style)
-
-
-def make_console(*, stderr: bool = False) -> Console:
-    """A console that never reads markup from data, wide when not a terminal."""
-    console = SafeConsole(stderr=stderr, markup=False, emoji=False, highlight=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console.width = PIPE_WIDTH
-    return console
-
-
-out = make_console()
-err = make_console(stderr=True)
+json_option: Callable[[F], F] = click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Machine output: JSON with the spec's keys.",
+)
+session_id_argument: Callable[[F], F] = click.argument(
+    "session_id", metavar="ID", callback=encodable_parameter
+)
+seq_argument: Callable[[F], F] = click.argument(
+    "seq", metavar="SEQ", type=click.IntRange(0, SEQ_MAX)
+)
+"""An event's seq (0 is the first)."""
 
 
 @dataclass(frozen=True)
@@ -206,11 +173,19 @@ class CliState:
 
 
 def _store_errors() -> tuple[type[BaseException], ...]:
-    """Errors a database raises when it is unreachable or refuses a connection."""
-    errors: list[type[BaseException]] = [RecorderError, sqlite3.Error]
-    with contextlib.suppress(ImportError):
-        import psycopg
+    """Errors a database raises when it is unreachable or refuses a connection.
 
+    Called only while an error propagates (an ``except`` clause's expression):
+    psycopg's errors count once something imported psycopg, since nothing else
+    raises them.
+    """
+    import sqlite3
+
+    from eventsourcing.persistence import PersistenceError
+
+    errors: list[type[BaseException]] = [PersistenceError, sqlite3.Error]
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is not None:
         errors.append(psycopg.Error)
     return tuple(errors)
 
@@ -221,11 +196,11 @@ def one_line(text: str) -> str:
     return printable(mask_secrets(_BREAKS.sub(" ", text).rstrip()), one_line=True)
 
 
-def fail(message: str) -> typer.Exit:
+def fail(message: str) -> click.exceptions.Exit:
     """Print one line on stderr; the caller raises the returned exit."""
     sys.stderr.write(one_line(message.strip()) + "\n")
     sys.stderr.flush()
-    return typer.Exit(EXIT_ERROR)
+    return click.exceptions.Exit(EXIT_ERROR)
 
 
 @contextlib.contextmanager
@@ -241,7 +216,7 @@ def reported() -> Iterator[None]:
         raise fail(str(error)) from None
 
 
-def state_of(ctx: typer.Context) -> CliState:
+def state_of(ctx: click.Context) -> CliState:
     """The global options, as the callback left them for this command."""
     state = ctx.find_object(CliState)
     assert state is not None, "the global callback sets the state"
@@ -250,7 +225,7 @@ def state_of(ctx: typer.Context) -> CliState:
 
 @contextlib.contextmanager
 def opened(
-    ctx: typer.Context, *, create: bool = False, stored: StoredCheck | None = None
+    ctx: click.Context, *, create: bool = False, stored: StoredCheck | None = None
 ) -> Iterator[Sessions]:
     """The store of ``--store``, open for one command and closed after it.
 
@@ -258,6 +233,8 @@ def opened(
     store is closed without flushing; a write passes ``stored``, which a fresh
     connection runs to say exactly what was committed before the signal.
     """
+    from agentlog.infrastructure.cli.storage import abandon, open_store
+
     url = state_of(ctx).store_url
     try:
         with reported():
@@ -274,7 +251,7 @@ def opened(
         raise stop_exit(stopped_write_line(stop, _committed(url, stored))) from None
 
 
-class _StoppedExit(typer.Exit):
+class _StoppedExit(click.exceptions.Exit):
     """Exit 130 once the stopped command's one line is printed."""
 
 
@@ -285,37 +262,14 @@ def stop_exit(line: str) -> _StoppedExit:
     return _StoppedExit(EXIT_INTERRUPTED)
 
 
-def unreported_stop(done: SystemExit) -> Interrupted | None:
-    """The stop behind an exit 130 that printed no line, if that is what it was.
-
-    A stop landing in typer's own steps between parsing and the command (a few
-    bytecodes) becomes a bare exit 130: typer catches the ``KeyboardInterrupt``.
-    """
-    if done.code != EXIT_INTERRUPTED:
-        return None
-    seen: set[int] = set()
-    cause: BaseException | None = done
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        if isinstance(cause, _StoppedExit):
-            return None
-        if isinstance(cause, Interrupted):
-            return cause
-        cause = cause.__cause__ or cause.__context__
-    return None
-
-
 def _committed(url: str, check: StoredCheck) -> list[str] | None:
     """What a stopped write stored, or None when even that check cannot finish."""
+    from agentlog.infrastructure.cli.storage import stored_now
+
     try:
         return stored_now(url, check)
     except (Exception, Interrupted):
         return None
-
-
-def say(console: Console, line: str, style: str | None = None) -> None:
-    """One line, never wrapped: scripts read it."""
-    console.print(one_line(line), style=style, soft_wrap=True)
 
 
 def emit_json(value: Json) -> None:
@@ -324,6 +278,8 @@ def emit_json(value: Json) -> None:
     JSON already escapes C0 controls; DEL and the C1 controls (which some terminals
     obey) are written as ``\\u`` escapes too, which decode to the same strings.
     """
+    from agentlog.domain.json import dumps
+
     data = _C1_OR_DEL.sub(_json_escape, dumps(value).lstrip(b" ")) + b"\n"
     sys.stdout.flush()
     sys.stdout.buffer.write(data)
@@ -336,6 +292,8 @@ def emit_json_stream(head: dict[str, Json], key: str, items: Iterable[Json]) -> 
     The same bytes, in memory bounded by one item (``surface --json`` of a very
     long session).
     """
+
+    from agentlog.domain.json import dumps
 
     def piece(value: Json) -> bytes:
         return _C1_OR_DEL.sub(_json_escape, dumps(value).lstrip(b" "))
@@ -359,23 +317,23 @@ def _json_escape(match: re.Match[bytes]) -> bytes:
 # ------------------------------------------------------------------ global
 
 
-@cli.callback()
-def configure(
-    ctx: typer.Context,
-    store: Annotated[
-        str | None,
-        typer.Option(
-            "--store",
-            metavar="URL",
-            help=(
-                "memory:, sqlite:///path.db or "
-                "postgresql://user:password@host:port/db?schema=name "
-                f"(env {STORE_ENV_VAR}; default {DEFAULT_STORE_URL})"
-            ),
-            show_default=False,
-        ),
-    ] = None,
-) -> None:
+@click.group(
+    cls=StoppableGroup,
+    name="agentlog",
+    help="An event-sourced store for AI-agent sessions. Start with: agentlog demo",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.option(
+    "--store",
+    metavar="URL",
+    help=(
+        "memory:, sqlite:///path.db or "
+        "postgresql://user:password@host:port/db?schema=name "
+        f"(env {STORE_ENV_VAR}; default {DEFAULT_STORE_URL})"
+    ),
+)
+@click.pass_context
+def cli(ctx: click.Context, store: str | None) -> None:
     """Pick the store every command uses."""
     url = store_url_from_environment(store)
     with reported():
@@ -418,7 +376,7 @@ def _reopen_closed_streams() -> None:
 def main() -> None:
     """Run the command line; the console script enters through :mod:`agentlog.__main__`.
 
-    A stop landing outside a command (typer building the command group, or its
+    A stop landing outside a command (click parsing, printing ``--help``, its
     steps around the command) is the same one line and exit 130 as inside one.
     """
     try:
@@ -428,10 +386,5 @@ def main() -> None:
         cli(prog_name="agentlog")
     except Interrupted as stop:
         sys.exit(stop_exit(stopped_line(stop)).exit_code)
-    except SystemExit as done:
-        unreported = unreported_stop(done)
-        if unreported is not None:
-            stop_exit(stopped_line(unreported))
-        raise
     finally:
         ignore_stop_signals()

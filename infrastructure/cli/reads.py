@@ -10,23 +10,23 @@ draws it.
 from __future__ import annotations
 
 import shlex
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-import typer
+import click
 
 from agentlog.application.query import DEFAULT_READ_WINDOW_MAX, SessionQuery
+from agentlog.infrastructure.cli.console import out, say
 from agentlog.infrastructure.cli.program import (
     SEQ_MAX,
-    JsonFlag,
-    Seq,
-    SessionId,
     cli,
     emit_json,
     emit_json_stream,
+    encodable_parameter,
     fail,
+    json_option,
     opened,
-    out,
-    say,
+    seq_argument,
+    session_id_argument,
 )
 from agentlog.infrastructure.cli.render import (
     event_trace_view,
@@ -40,82 +40,128 @@ from agentlog.infrastructure.cli.render import (
 )
 from agentlog.infrastructure.cli.terminal import mask_secrets
 
-READ = "Read"
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from agentlog.application.scope import ScopedSessionQuery
+
 LIMIT_MAX = 10_000
 """The most rows one listing page holds; more pages follow with ``--cursor``."""
 WINDOW_MAX = DEFAULT_READ_WINDOW_MAX
-AtOption = Annotated[
-    int | None,
-    typer.Option(
-        "--at",
-        min=0,
-        max=SEQ_MAX,
-        metavar="SEQ",
-        help="As it was right after the event with this seq.",
-    ),
-]
+at_option = click.option(
+    "--at",
+    type=click.IntRange(0, SEQ_MAX),
+    metavar="SEQ",
+    help="As it was right after the event with this seq.",
+)
 
 
-def neighbours_option(flag: str, side: str) -> Any:
+def neighbours_option(flag: str, side: str) -> Callable[[Any], Any]:
     """``--before``/``--after``: how many raw events to show on that side."""
-    return typer.Option(
+    return click.option(
         flag,
+        type=click.IntRange(0, WINDOW_MAX),
+        default=0,
         metavar="N",
-        min=0,
-        max=WINDOW_MAX,
+        show_default=True,
         help=f"Events {side} it (0 to {WINDOW_MAX}).",
     )
 
 
-def next_page_command(ctx: typer.Context, limit: int, cursor: str) -> str:
+def next_page_command(ctx: click.Context, *options: str) -> str:
     """The command that prints the next page, run as printed: the same store
-    (when one was named; a password in it is masked) and the same page size."""
+    (when one was named; a password in it is masked), then ``options`` (the
+    page size, the filters and where the next page starts)."""
     words = ["agentlog"]
     store = ctx.parent.params.get("store") if ctx.parent is not None else None
     if store:
         words += ["--store", mask_secrets(store)]
-    words += [*ctx.command_path.split()[1:], "--limit", str(limit), "--cursor", cursor]
+    words += [*ctx.command_path.split()[1:], *options]
     return shlex.join(words)
 
 
-@cli.command("ls", rich_help_panel=READ)
+def filter_options(**values: str | None) -> list[str]:
+    """``--name value`` for each filter given, in order (a next-page hint's)."""
+    words: list[str] = []
+    for name, value in values.items():
+        if value is not None:
+            words += [f"--{name}", value]
+    return words
+
+
+@cli.command("ls")
+@click.option(
+    "--limit",
+    type=click.IntRange(1, LIMIT_MAX),
+    default=50,
+    show_default=True,
+    help=f"Rows per page (1 to {LIMIT_MAX}; --cursor pages on).",
+)
+@click.option("--cursor", help="The nextCursor of a previous page.")
+@click.option(
+    "--cwd",
+    metavar="P",
+    callback=encodable_parameter,
+    help="Only the sessions whose cwd is exactly P.",
+)
+@click.option(
+    "--owner",
+    metavar="O",
+    callback=encodable_parameter,
+    help="Only the sessions of owner O.",
+)
+@json_option
+@click.pass_context
 def list_command(
-    ctx: typer.Context,
-    limit: Annotated[
-        int,
-        typer.Option(
-            "--limit",
-            min=1,
-            max=LIMIT_MAX,
-            help=f"Rows per page (1 to {LIMIT_MAX}; --cursor pages on).",
-        ),
-    ] = 50,
-    cursor: Annotated[
-        str | None, typer.Option("--cursor", help="The nextCursor of a previous page.")
-    ] = None,
-    as_json: JsonFlag = False,
+    ctx: click.Context,
+    limit: int,
+    cursor: str | None,
+    cwd: str | None,
+    owner: str | None,
+    as_json: bool,
 ) -> None:
     """List sessions, newest first."""
     with opened(ctx) as app:
+        query: SessionQuery | ScopedSessionQuery = SessionQuery(app)
+        if cwd is not None or owner is not None:
+            from agentlog.application.scope import ANY, Scope
+
+            query = SessionQuery(app).scoped(
+                Scope(
+                    cwd=ANY if cwd is None else cwd,
+                    owner=ANY if owner is None else owner,
+                )
+            )
         try:
-            page = SessionQuery(app).list_summaries(limit, cursor=cursor)
+            page = query.list_summaries(limit, cursor=cursor)
         except ValueError as error:
             raise fail(str(error)) from None
     if as_json:
         emit_json(page.to_json())
         return
     if not page.items:
-        out.print("no sessions yet; try: agentlog demo")
+        filtered = cwd is not None or owner is not None
+        empty = "no sessions yet; try: agentlog demo"
+        out.print("no sessions match --cwd/--owner" if filtered else empty)
         return
     out.print(summaries_table(page.items, "Sessions"))
     if page.next_cursor:
-        say(
-            out, f"more: {next_page_command(ctx, limit, page.next_cursor)}", style="dim"
+        following = next_page_command(
+            ctx,
+            "--limit",
+            str(limit),
+            *filter_options(cwd=cwd, owner=owner),
+            "--cursor",
+            page.next_cursor,
         )
+        say(out, f"more: {following}", style="dim")
 
 
-@cli.command(rich_help_panel=READ)
-def show(ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False) -> None:
+@cli.command()
+@session_id_argument
+@json_option
+@click.pass_context
+def show(ctx: click.Context, session_id: str, as_json: bool) -> None:
     """A session's header, title and every event with its surface class."""
     with opened(ctx) as app:
         query = SessionQuery(app)
@@ -138,18 +184,20 @@ def show(ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False) -
     out.print(events_table(f"{len(events)} events", events, classes, notes=notes))
 
 
-@cli.command(rich_help_panel=READ)
+@cli.command()
+@session_id_argument
+@click.option(
+    "--last", type=click.IntRange(0, SEQ_MAX), metavar="N", help="Only the last N."
+)
+@at_option
+@json_option
+@click.pass_context
 def messages(
-    ctx: typer.Context,
-    session_id: SessionId,
-    last: Annotated[
-        int | None,
-        typer.Option(
-            "--last", min=0, max=SEQ_MAX, metavar="N", help="Only the last N."
-        ),
-    ] = None,
-    at: AtOption = None,
-    as_json: JsonFlag = False,
+    ctx: click.Context,
+    session_id: str,
+    last: int | None,
+    at: int | None,
+    as_json: bool,
 ) -> None:
     """The derived LLM message history (what the model sees next, or saw --at SEQ)."""
     with opened(ctx) as app:
@@ -160,13 +208,12 @@ def messages(
         out.print(messages_view(derived))
 
 
-@cli.command(rich_help_panel=READ)
-def surface(
-    ctx: typer.Context,
-    session_id: SessionId,
-    at: AtOption = None,
-    as_json: JsonFlag = False,
-) -> None:
+@cli.command()
+@session_id_argument
+@at_option
+@json_option
+@click.pass_context
+def surface(ctx: click.Context, session_id: str, at: int | None, as_json: bool) -> None:
     """The current surface events (or as of --at SEQ), in model-history order."""
     if as_json:
         with opened(ctx) as app:
@@ -185,14 +232,20 @@ def surface(
     out.print(events_table(title, snapshot.events))
 
 
-@cli.command(rich_help_panel=READ)
+@cli.command()
+@session_id_argument
+@seq_argument
+@neighbours_option("--before", "before")
+@neighbours_option("--after", "after")
+@json_option
+@click.pass_context
 def event(
-    ctx: typer.Context,
-    session_id: SessionId,
-    seq: Seq,
-    before: Annotated[int, neighbours_option("--before", "before")] = 0,
-    after: Annotated[int, neighbours_option("--after", "after")] = 0,
-    as_json: JsonFlag = False,
+    ctx: click.Context,
+    session_id: str,
+    seq: int,
+    before: int,
+    after: int,
+    as_json: bool,
 ) -> None:
     """One event in full, with up to N raw events (at most 50) on each side."""
     with opened(ctx) as app:
@@ -203,8 +256,11 @@ def event(
         out.print(window_view(window))
 
 
-@cli.command(rich_help_panel=READ)
-def trace(ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False) -> None:
+@cli.command()
+@session_id_argument
+@json_option
+@click.pass_context
+def trace(ctx: click.Context, session_id: str, as_json: bool) -> None:
     """A session's lineage: its ancestors and the sessions forked from it."""
     with opened(ctx) as app:
         lineage = SessionQuery(app).trace_session(session_id)
@@ -214,10 +270,12 @@ def trace(ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False) 
         out.print(lineage_view(lineage))
 
 
-@cli.command("trace-event", rich_help_panel=READ)
-def trace_event(
-    ctx: typer.Context, session_id: SessionId, seq: Seq, as_json: JsonFlag = False
-) -> None:
+@cli.command("trace-event")
+@session_id_argument
+@seq_argument
+@json_option
+@click.pass_context
+def trace_event(ctx: click.Context, session_id: str, seq: int, as_json: bool) -> None:
     """Where an event went: what replaced it, what it replaced, its provenance."""
     with opened(ctx) as app:
         traced = SessionQuery(app).trace_event(session_id, seq)

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
 
-import typer
+import click
 
 from agentlog.infrastructure.cli.program import cli
 from agentlog.infrastructure.schema_doc import (
@@ -20,15 +19,13 @@ from agentlog.infrastructure.schema_doc import (
 )
 
 
-@cli.command(rich_help_panel="Reference")
-def schema(
-    markdown: Annotated[
-        bool,
-        typer.Option(
-            "--markdown", help="The Markdown reference: a table per type and value."
-        ),
-    ] = False,
-) -> None:
+@cli.command()
+@click.option(
+    "--markdown",
+    is_flag=True,
+    help="The Markdown reference: a table per type and value.",
+)
+def schema(markdown: bool) -> None:
     """Print the event vocabulary: a JSON Schema (2020-12) of one log line."""
     if markdown:
         text = vocabulary_markdown()

@@ -7,22 +7,21 @@ highlight covers exactly the match and no data drives the terminal.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, get_args
+from typing import TYPE_CHECKING, get_args
 
-import typer
+import click
 from rich.text import Text
 
 from agentlog.application.query import SessionQuery
 from agentlog.application.query_models import SurfaceClass
 from agentlog.application.search_models import EventFilter, SessionFilter
+from agentlog.infrastructure.cli.console import out, say
 from agentlog.infrastructure.cli.program import (
-    JsonFlag,
     cli,
     emit_json,
-    encodable,
+    encodable_parameter,
+    json_option,
     opened,
-    out,
-    say,
 )
 from agentlog.infrastructure.cli.terminal import printable
 
@@ -55,58 +54,60 @@ def hit_line(hit: SearchHit, title: str | None = None) -> Text:
     return Text("\n").join([head, Text("    ") + snippet_text(hit)])
 
 
-def _surfaces(values: list[str] | None) -> tuple[SurfaceClass, ...] | None:
+def _surfaces(values: tuple[str, ...]) -> tuple[SurfaceClass, ...] | None:
     if not values:
         return None
     for value in values:
         if value not in SURFACES:
             msg = f"--surface must be one of {', '.join(SURFACES)}"
-            raise typer.BadParameter(msg)
+            raise click.BadParameter(msg)
     return tuple(values)  # type: ignore[arg-type]
 
 
-@cli.command(rich_help_panel="Read")
+@cli.command()
+@click.argument("query", metavar="QUERY")
+@click.option(
+    "--session", metavar="ID", callback=encodable_parameter, help="One session."
+)
+@click.option("--cwd", metavar="P", help="Sessions with this cwd.")
+@click.option(
+    "--owner",
+    metavar="O",
+    callback=encodable_parameter,
+    help="Sessions of this owner.",
+)
+@click.option("--type", "types", multiple=True, metavar="T", help="Event type.")
+@click.option(
+    "--surface",
+    "surfaces",
+    multiple=True,
+    metavar="S",
+    help="current, shadowed, log-only.",
+)
+@click.option("--since", type=int, metavar="MS", help="Event time >= MS.")
+@click.option("--until", type=int, metavar="MS", help="Event time <= MS.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
+@click.option("--cursor", help="A previous page's nextCursor.")
+@json_option
+@click.pass_context
 def search(
-    ctx: typer.Context,
-    query: Annotated[str, typer.Argument(metavar="QUERY", help="Literal text.")],
-    session: Annotated[
-        str | None,
-        typer.Option(
-            "--session", metavar="ID", callback=encodable, help="One session."
-        ),
-    ] = None,
-    cwd: Annotated[
-        str | None, typer.Option("--cwd", metavar="P", help="Sessions with this cwd.")
-    ] = None,
-    owner: Annotated[
-        str | None,
-        typer.Option(
-            "--owner", metavar="O", callback=encodable, help="Sessions of this owner."
-        ),
-    ] = None,
-    types: Annotated[
-        list[str] | None, typer.Option("--type", metavar="T", help="Event type.")
-    ] = None,
-    surfaces: Annotated[
-        list[str] | None,
-        typer.Option("--surface", metavar="S", help="current, shadowed, log-only."),
-    ] = None,
-    since: Annotated[
-        int | None, typer.Option("--since", metavar="MS", help="Event time >= MS.")
-    ] = None,
-    until: Annotated[
-        int | None, typer.Option("--until", metavar="MS", help="Event time <= MS.")
-    ] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, max=1000)] = 20,
-    cursor: Annotated[
-        str | None, typer.Option("--cursor", help="A previous page's nextCursor.")
-    ] = None,
-    as_json: JsonFlag = False,
+    ctx: click.Context,
+    query: str,
+    session: str | None,
+    cwd: str | None,
+    owner: str | None,
+    types: tuple[str, ...],
+    surfaces: tuple[str, ...],
+    since: int | None,
+    until: int | None,
+    limit: int,
+    cursor: str | None,
+    as_json: bool,
 ) -> None:
     """Find sessions (or, with --session, events) containing QUERY literally."""
     if session is not None and (cwd is not None or owner is not None):
         msg = "--cwd and --owner choose sessions; with --session they would be ignored"
-        raise typer.BadParameter(msg)
+        raise click.BadParameter(msg)
     events = EventFilter(
         types=tuple(types) if types else None,
         surfaces=_surfaces(surfaces),

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from typing import Annotated
 
-import typer
+import click
 
 from agentlog.infrastructure.cli.interrupt import install_stop_handlers
 from agentlog.infrastructure.cli.program import (
     EXIT_ERROR,
     CliState,
     cli,
-    encodable,
+    encodable_parameter,
     fail,
     opened,
     reported,
@@ -42,47 +41,46 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-@cli.command("serve", rich_help_panel="Read")
+@cli.command("serve")
+@click.option(
+    "--store",
+    metavar="URL",
+    help="The store (as the global --store; this one wins).",
+)
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, help="The address to listen on."
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=DEFAULT_PORT,
+    show_default=True,
+    help="The port (0: any free).",
+)
+@click.option(
+    "--cwd",
+    callback=encodable_parameter,
+    help="Show only the sessions of this workspace (exact cwd).",
+)
+@click.option(
+    "--owner",
+    callback=encodable_parameter,
+    help="Show only the sessions of this owner.",
+)
+@click.option(
+    "--token",
+    help=f"Require this token on every request (or set {TOKEN_ENV}); "
+    "needed to listen beyond loopback.",
+)
+@click.pass_context
 def serve_command(
-    ctx: typer.Context,
-    store: Annotated[
-        str | None,
-        typer.Option(
-            "--store",
-            metavar="URL",
-            help="The store (as the global --store; this one wins).",
-            show_default=False,
-        ),
-    ] = None,
-    host: Annotated[
-        str, typer.Option("--host", help="The address to listen on.")
-    ] = "127.0.0.1",
-    port: Annotated[
-        int, typer.Option("--port", min=0, max=65535, help="The port (0: any free).")
-    ] = DEFAULT_PORT,
-    cwd: Annotated[
-        str | None,
-        typer.Option(
-            "--cwd",
-            callback=encodable,
-            help="Show only the sessions of this workspace (exact cwd).",
-        ),
-    ] = None,
-    owner: Annotated[
-        str | None,
-        typer.Option(
-            "--owner", callback=encodable, help="Show only the sessions of this owner."
-        ),
-    ] = None,
-    token: Annotated[
-        str | None,
-        typer.Option(
-            "--token",
-            help=f"Require this token on every request (or set {TOKEN_ENV}); "
-            "needed to listen beyond loopback.",
-            show_default=False,
-        ),
-    ] = None,
+    ctx: click.Context,
+    store: str | None,
+    host: str,
+    port: int,
+    cwd: str | None,
+    owner: str | None,
+    token: str | None,
 ) -> None:
     """Serve a read-only web viewer of the sessions (http://127.0.0.1:8766)."""
     token = token or os.environ.get(TOKEN_ENV) or None
@@ -117,14 +115,14 @@ def serve_command(
         )
         server = uvicorn.Server(config)
         shown = f"[{host}]" if ":" in host else host
-        typer.echo(f"agentlog serve: http://{shown}:{port}/ (Ctrl-C stops)", err=True)
+        click.echo(f"agentlog serve: http://{shown}:{port}/ (Ctrl-C stops)", err=True)
         try:
             server.run()
         except SystemExit as stop:
             # uvicorn could not listen (the port is taken, say): it has said
             # why in one line; that is a failure of this command.
             if stop.code not in (0, None):
-                raise typer.Exit(EXIT_ERROR) from None
+                raise click.exceptions.Exit(EXIT_ERROR) from None
             raise
         finally:
             # uvicorn gave the signals back to the default handlers.

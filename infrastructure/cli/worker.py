@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import signal
 import threading
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
+import click
 
 from agentlog.infrastructure.cli.interrupt import install_stop_handlers
 from agentlog.infrastructure.cli.program import cli, reported, state_of
@@ -39,29 +39,22 @@ def status_line(views: list[ViewPosition]) -> str:
     return f"agentlog worker: log at {head}, {health}: " + ", ".join(parts)
 
 
-@cli.command("worker", rich_help_panel="Store")
-def worker_command(
-    ctx: typer.Context,
-    store: Annotated[
-        str | None,
-        typer.Option(
-            "--store",
-            metavar="URL",
-            help="The store (as the global --store; this one wins).",
-            show_default=False,
-        ),
-    ] = None,
-    status_every: Annotated[
-        float,
-        typer.Option(
-            "--status-every",
-            min=0.0,
-            metavar="SECONDS",
-            help="Print the views' positions and lag this often (0: only at "
-            "start and stop).",
-        ),
-    ] = DEFAULT_STATUS_EVERY,
-) -> None:
+@cli.command("worker")
+@click.option(
+    "--store",
+    metavar="URL",
+    help="The store (as the global --store; this one wins).",
+)
+@click.option(
+    "--status-every",
+    type=click.FloatRange(min=0.0),
+    default=DEFAULT_STATUS_EVERY,
+    show_default=True,
+    metavar="SECONDS",
+    help="Print the views' positions and lag this often (0: only at start and stop).",
+)
+@click.pass_context
+def worker_command(ctx: click.Context, store: str | None, status_every: float) -> None:
     """Keep the views and search index current (PostgreSQL; SIGINT/SIGTERM stop)."""
     from agentlog.infrastructure.views.worker import run, view_pairs
 
@@ -72,7 +65,7 @@ def worker_command(
         stop.set()
 
     def say(views: list[ViewPosition]) -> None:
-        typer.echo(status_line(views), err=True)
+        click.echo(status_line(views), err=True)
 
     with reported():
         config = parse_store_url(url)
@@ -81,7 +74,7 @@ def worker_command(
         names = ", ".join(
             projection.name.removeprefix("agentlog_") for projection, _ in pairs
         )
-        typer.echo(
+        click.echo(
             f"agentlog worker: {config.display}: {names}; SIGINT or SIGTERM stops",
             err=True,
         )
@@ -94,4 +87,4 @@ def worker_command(
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             install_stop_handlers()
-    typer.echo("agentlog worker: stopped", err=True)
+    click.echo("agentlog worker: stopped", err=True)

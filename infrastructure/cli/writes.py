@@ -7,29 +7,26 @@ Each is one use case of :class:`~agentlog.application.sessions.Sessions` or
 
 from __future__ import annotations
 
-import os
 import sys
 import uuid
-from pathlib import Path  # noqa: TC003 - typer reads the annotations at runtime
-from typing import TYPE_CHECKING, Annotated, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import typer
+import click
 
 from agentlog.application.transfer import export_events
 from agentlog.domain.errors import SessionConflictError, SessionForkError
+from agentlog.infrastructure.cli.console import err, out, say
 from agentlog.infrastructure.cli.imports import Imports
 from agentlog.infrastructure.cli.program import (
     EXIT_ERROR,
     SEQ_MAX,
-    JsonFlag,
-    SessionId,
     cli,
     emit_json,
-    encodable,
-    err,
+    encodable_parameter,
+    json_option,
     opened,
-    out,
-    say,
+    session_id_argument,
 )
 from agentlog.infrastructure.cli.progress import Meter, counted, working
 from agentlog.infrastructure.cli.render import (
@@ -45,48 +42,45 @@ if TYPE_CHECKING:
     from agentlog.application.sessions import Sessions
     from agentlog.domain.json import Envelope
 
-WRITE = "Write"
 REPAIR_ATTEMPTS = 5
 
 
-@cli.command("import", rich_help_panel=WRITE)
+@cli.command("import")
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
+@click.option("--strict", is_flag=True, help="Also check the turn invariants.")
+@click.option(
+    "--set",
+    "assignments",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Fill a {{NAME}} placeholder, e.g. --set cwd=/srv/app.",
+)
+@click.option(
+    "--new-id",
+    is_flag=True,
+    help="Give each session a fresh id (a child imported with its parent"
+    " keeps pointing at it).",
+)
+@json_option
+@click.pass_context
 def import_command(
-    ctx: typer.Context,
-    files: Annotated[
-        list[Path],
-        typer.Argument(
-            metavar="FILE...",
-            help="JSONL logs, ours or the harness's, plain or Zstandard; - is stdin.",
-        ),
-    ],
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Also check the turn invariants.")
-    ] = False,
-    assignments: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            metavar="NAME=VALUE",
-            help="Fill a {{NAME}} placeholder, e.g. --set cwd=/srv/app.",
-        ),
-    ] = None,
-    new_id: Annotated[
-        bool,
-        typer.Option(
-            "--new-id",
-            help="Give each session a fresh id (a child imported with its parent"
-            " keeps pointing at it).",
-        ),
-    ] = False,
-    as_json: JsonFlag = False,
+    ctx: click.Context,
+    files: tuple[str, ...],
+    strict: bool,
+    assignments: tuple[str, ...],
+    new_id: bool,
+    as_json: bool,
 ) -> None:
-    """Store log files as new sessions; prints each new session id."""
+    """Store log files as new sessions; prints each new session id.
+
+    FILE... are JSONL logs, ours or the harness's, plain or Zstandard; - is stdin.
+    """
     substitutions: dict[str, str] = {}
-    for assignment in assignments or []:
+    for assignment in assignments:
         name, equals, value = assignment.partition("=")
         if not equals or not name:
             msg = f"--set expects NAME=VALUE, got {assignment!r}"
-            raise typer.BadParameter(msg)
+            raise click.BadParameter(msg)
         substitutions[name] = value
     results: list[dict[str, Any]] = []
     failures = 0
@@ -97,7 +91,7 @@ def import_command(
 
     with opened(ctx, create=True, stored=stored) as app, Meter(err) as meter:
         imports = Imports(app, meter, substitutions, strict=strict, new_id=new_id)
-        for path, outcome in imports.run([os.fspath(file) for file in files]):
+        for path, outcome in imports.run(list(files)):
             if isinstance(outcome, str):
                 failures += 1
                 results.append({"file": path, "error": outcome})
@@ -119,21 +113,24 @@ def import_command(
     if as_json:
         emit_json(results)
     if failures:
-        raise typer.Exit(EXIT_ERROR)
+        raise click.exceptions.Exit(EXIT_ERROR)
 
 
-@cli.command(rich_help_panel=WRITE)
+@cli.command()
+@session_id_argument
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="Write here, not stdout.",
+)
+@click.option(
+    "--zstd", is_flag=True, help="Zstandard-compress (default for *.zst, *.zstd)."
+)
+@click.pass_context
 def export(
-    ctx: typer.Context,
-    session_id: SessionId,
-    output: Annotated[
-        Path | None,
-        typer.Option("-o", "--output", metavar="FILE", help="Write here, not stdout."),
-    ] = None,
-    zstd: Annotated[
-        bool,
-        typer.Option("--zstd", help="Zstandard-compress (default for *.zst, *.zstd)."),
-    ] = False,
+    ctx: click.Context, session_id: str, output: Path | None, zstd: bool
 ) -> None:
     """Write a session as our JSONL: a header line, then one event per line."""
     compress = zstd or (output is not None and output.suffix in ZSTD_SUFFIXES)
@@ -152,36 +149,36 @@ def export(
     say(err, f"wrote {output} ({meter.done} events)")
 
 
-@cli.command(rich_help_panel=WRITE)
+@cli.command()
+@session_id_argument
+@click.option(
+    "--at",
+    type=click.IntRange(0, SEQ_MAX),
+    metavar="SEQ",
+    help="A turn/end seq (default: the last event, which must be one).",
+)
+@click.option(
+    "--id",
+    "child_id",
+    metavar="ID",
+    help="The new session's id (default: a new UUID).",
+    callback=encodable_parameter,
+)
+@click.option(
+    "--repair",
+    "repair_first",
+    is_flag=True,
+    help="Close the source's open turn first (a crashed writer).",
+)
+@json_option
+@click.pass_context
 def fork(
-    ctx: typer.Context,
-    session_id: SessionId,
-    at: Annotated[
-        int | None,
-        typer.Option(
-            "--at",
-            metavar="SEQ",
-            min=0,
-            max=SEQ_MAX,
-            help="A turn/end seq (default: the last event, which must be one).",
-        ),
-    ] = None,
-    child_id: Annotated[
-        str | None,
-        typer.Option(
-            "--id",
-            metavar="ID",
-            help="The new session's id (default: a new UUID).",
-            callback=encodable,
-        ),
-    ] = None,
-    repair_first: Annotated[
-        bool,
-        typer.Option(
-            "--repair", help="Close the source's open turn first (a crashed writer)."
-        ),
-    ] = False,
-    as_json: JsonFlag = False,
+    ctx: click.Context,
+    session_id: str,
+    at: int | None,
+    child_id: str | None,
+    repair_first: bool,
+    as_json: bool,
 ) -> None:
     """Start a new session seeded with this one's events up to a turn end."""
     new_id = child_id or str(uuid.uuid4())
@@ -228,10 +225,11 @@ def _fork_refusal(
     return SessionForkError(msg, SessionForkError.OPEN_TURN)
 
 
-@cli.command(rich_help_panel=WRITE)
-def repair(
-    ctx: typer.Context, session_id: SessionId, as_json: JsonFlag = False
-) -> None:
+@cli.command()
+@session_id_argument
+@json_option
+@click.pass_context
+def repair(ctx: click.Context, session_id: str, as_json: bool) -> None:
     """Close a crashed session's open turn (docs/repair.md)."""
 
     length_before: list[int] = []

@@ -1,5 +1,5 @@
-"""A stop outside any command (typer building the command group, parsing, printing
-``--help``, typer's own steps after the command) is one line and exit 130.
+"""A stop outside any command (click parsing the arguments, printing ``--help``,
+its own steps after the command) is one line and exit 130.
 
 In-process and deterministic: the stop is raised where a signal could land, as the
 handler raises it; the real signals are in ``test_early_signals``. The process's
@@ -12,9 +12,8 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
+import click
 import pytest
-import typer
-from typer.core import TyperGroup
 
 from agentlog.infrastructure.cli import program
 from agentlog.infrastructure.cli.interrupt import Interrupted
@@ -49,35 +48,30 @@ def run_main(
     return run
 
 
-def test_a_stop_while_typer_builds_the_command_group(
+def test_a_stop_while_click_parses_the_arguments(
     run_main: Callable[..., tuple[object, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(typer.main, "get_command", raise_stop(signal.SIGTERM))
+    monkeypatch.setattr(click.Group, "parse_args", raise_stop(signal.SIGTERM))
     assert run_main("--help") == (130, "interrupted by SIGTERM\n")
 
 
 def test_a_stop_while_help_is_printed(
     run_main: Callable[..., tuple[object, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(TyperGroup, "format_help", raise_stop(signal.SIGINT))
+    monkeypatch.setattr(click.Group, "format_help", raise_stop(signal.SIGINT))
     assert run_main("--help") == (130, "interrupted by SIGINT\n")
 
 
 def test_a_stop_after_the_command_returned(
     run_main: Callable[..., tuple[object, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Typer turns this one into a bare exit 130; the line is added."""
-
-    class StoppingContext(typer.Context):
-        def exit(self, code: int = 0) -> NoReturn:
-            raise Interrupted(signal.SIGINT)
-
-    monkeypatch.setattr(program.StoppableGroup, "context_class", StoppingContext)
+    """Click closes the command's context after it returns; a stop there too."""
+    monkeypatch.setattr(click.Context, "close", raise_stop(signal.SIGINT))
     assert run_main("--store", "memory:", "ls") == (130, "interrupted by SIGINT\n")
 
 
 def test_a_stopped_command_still_prints_its_line_once(
     run_main: Callable[..., tuple[object, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(TyperGroup, "invoke", raise_stop(signal.SIGINT))
+    monkeypatch.setattr(click.Group, "invoke", raise_stop(signal.SIGINT))
     assert run_main("--store", "memory:", "ls") == (130, "interrupted by SIGINT\n")

@@ -10,10 +10,11 @@ from __future__ import annotations
 from shlex import quote
 from typing import TYPE_CHECKING
 
-import typer  # noqa: TC002 - typer reads the annotations at runtime
+import click
 from rich.text import Text
 
-from agentlog.infrastructure.cli.program import cli, out, reported, say, state_of
+from agentlog.infrastructure.cli.console import out, say
+from agentlog.infrastructure.cli.program import cli, reported, state_of
 from agentlog.infrastructure.cli.render import (
     events_table,
     lineage_view,
@@ -28,8 +29,9 @@ if TYPE_CHECKING:
     from agentlog.infrastructure.cli.program import CliState
 
 
-@cli.command(rich_help_panel="Start here")
-def demo(ctx: typer.Context) -> None:
+@cli.command()
+@click.pass_context
+def demo(ctx: click.Context) -> None:
     """Run a scripted agent session end to end, then show what was stored."""
     from agentlog.infrastructure.cli.demo.script import run_demo
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import stat
 from typing import TYPE_CHECKING
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from agentlog.application import Sessions
 from agentlog.infrastructure.cli import cli
@@ -76,3 +77,41 @@ def test_trace_event_seqs_show_as_ranges() -> None:
     assert seq_ranges([3]) == "3"
     assert seq_ranges([]) == ""
     assert seq_ranges([4, 3]) == "4, 3"
+
+
+def test_ls_keeps_the_sessions_of_a_cwd_and_an_owner(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/agentlog.db"
+    app = Sessions(
+        env={
+            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+            "SQLITE_DBNAME": str(tmp_path / "agentlog.db"),
+        }
+    )
+    for number, (cwd, owner) in enumerate(
+        [("/a", "ann"), ("/a", "bob"), ("/b", "ann"), ("/a", None)]
+    ):
+        handle = app.create_session(
+            cwd, session_id=f"s{number}", owner=owner, created_at=number
+        )
+        app.close(handle)
+    app.close()
+    runner = CliRunner()
+
+    def listed(*args: str) -> list[str]:
+        done = runner.invoke(cli, ["--store", url, "ls", "--json", *args])
+        assert done.exit_code == 0, done.output
+        return [item["id"] for item in json.loads(done.output)["items"]]
+
+    assert listed() == ["s3", "s2", "s1", "s0"]
+    assert listed("--cwd", "/a") == ["s3", "s1", "s0"]
+    assert listed("--owner", "ann") == ["s2", "s0"]
+    assert listed("--cwd", "/a", "--owner", "ann") == ["s0"]
+    assert listed("--cwd", "/nowhere") == []
+    first = runner.invoke(cli, ["--store", url, "ls", "--cwd", "/a", "--limit", "1"])
+    hint = first.output.strip().splitlines()[-1].removeprefix("more: ")
+    args = shlex.split(hint)[1:]
+    assert args[:7] == ["--store", url, "ls", "--limit", "1", "--cwd", "/a"]
+    second = runner.invoke(cli, [*args, "--json"])
+    assert [item["id"] for item in json.loads(second.output)["items"]] == ["s1"]
+    empty = runner.invoke(cli, ["--store", url, "ls", "--owner", "eve"])
+    assert empty.output == "no sessions match --cwd/--owner\n"

@@ -9,11 +9,10 @@ returns fresh copies equal to a fold from scratch (docs/surface.md#derived-messa
 
 from __future__ import annotations
 
-import contextlib
-import gc
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
+from agentlog.application.gc_pause import gc_paused
 from agentlog.domain.events import SessionEvent
 from agentlog.domain.json import copy_json
 from agentlog.domain.messages import derive_message
@@ -50,14 +49,19 @@ class MessageHistory:
         """Drop the session's cached messages (an erased session)."""
         self._cache.pop(session_id, None)
 
-    def messages(self, aggregate: Session, *, last: int | None = None) -> list[Message]:
-        """The messages of the aggregate's surface, or its ``last`` N."""
+    def messages(
+        self, aggregate: Session, *, last: int | None = None, shared: bool = False
+    ) -> list[Message]:
+        """The messages of the aggregate's surface, or its ``last`` N (``shared``:
+        see :meth:`of_nodes`)."""
         pending = {
             event.seq: event.envelope
             for event in aggregate.pending_events
             if isinstance(event, SessionEvent)
         }
-        return self.of_nodes(aggregate.id, aggregate.surface.seqs, pending, last=last)
+        return self.of_nodes(
+            aggregate.id, aggregate.surface.seqs, pending, last=last, shared=shared
+        )
 
     def of_nodes(
         self,
@@ -66,21 +70,28 @@ class MessageHistory:
         pending: dict[int, Envelope],
         *,
         last: int | None = None,
+        shared: bool = False,
     ) -> list[Message]:
         """The messages of these surface nodes (``pending``: unflushed events by
-        seq), or their ``last`` N; an as-of read passes an earlier surface."""
+        seq), or their ``last`` N; an as-of read passes an earlier surface.
+
+        ``shared`` returns the cached messages themselves, not copies: for an
+        in-library reader that copies only what it hands out, and never mutates.
+        """
         cache = self._cache.pop(session_id, None) or {}
         self._cache[session_id] = cache
         while len(self._cache) > CACHED_SESSIONS:
             self._cache.popitem(last=False)
         if last is None:
-            return self._derive(session_id, nodes, pending, cache)
+            return self._derive(session_id, nodes, pending, cache, shared)
         found: list[Message] = []
         end = len(nodes)
         window = max(last, 1)
         while end > 0 and len(found) < last:
             begin = max(0, end - window)
-            found[:0] = self._derive(session_id, nodes[begin:end], pending, cache)
+            found[:0] = self._derive(
+                session_id, nodes[begin:end], pending, cache, shared
+            )
             end = begin
             window *= 2
         return found[-last:] if last else []
@@ -91,22 +102,28 @@ class MessageHistory:
         nodes: list[int],
         pending: dict[int, Envelope],
         cache: dict[int, Message | None],
+        shared: bool,
     ) -> list[Message]:
-        """Fresh messages of these surface nodes, reading only uncached events."""
+        """Messages of these surface nodes, reading only uncached events (fresh
+        copies unless ``shared``)."""
         missing = [s for s in nodes if s not in pending and s not in cache]
-        if missing:
-            with _gc_paused():
-                for row in self.rows_at(session_id, sorted(missing)):
-                    # Freshly decoded and owned here: no copy needed.
-                    cache[row.originator_version - 2] = derive_message(
-                        self.decode(row), copy=False
-                    )
-        messages = []
-        for seq in nodes:
-            envelope = pending.get(seq)
-            message = cache[seq] if envelope is None else derive_message(envelope)
-            if message is not None:
-                messages.append(copy_json(message))
+        with gc_paused():
+            for row in self.rows_at(session_id, sorted(missing)) if missing else ():
+                # Freshly decoded and owned here: no copy needed.
+                cache[row.originator_version - 2] = derive_message(
+                    self.decode(row), copy=False
+                )
+            messages = []
+            for seq in nodes:
+                envelope = pending.get(seq)
+                if envelope is not None:
+                    message = derive_message(envelope)
+                else:
+                    message = cache[seq]
+                    if message is not None and not shared:
+                        message = copy_json(message)
+                if message is not None:
+                    messages.append(message)
         return messages
 
     def rows_at(self, session_id: str, seqs: list[int]) -> list[StoredEvent]:
@@ -129,22 +146,6 @@ class MessageHistory:
             )
             if row.originator_version - 2 in wanted
         ]
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector around a bulk decode.
-
-    Decoding thousands of rows allocates many small containers and no cycles;
-    the collector's generation-0 passes over them cost more than the decoding.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _runs(seqs: list[int]) -> Iterator[tuple[int, int]]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from eventsourcing.application import AggregateNotFoundError
 
+from agentlog.application.gc_pause import gc_paused
 from agentlog.application.handle import SessionHandle
 from agentlog.application.store_errors import store_errors
 from agentlog.domain.errors import (
@@ -103,7 +104,7 @@ class SessionLoader:
         app = self.app
         version = None if at is None else at + 2
         try:
-            with store_errors():
+            with store_errors(), gc_paused():
                 aggregate = app.repository.get(
                     session_id, version=version, projector_func=self.project
                 )

@@ -174,8 +174,15 @@ class SessionReads:
             return self.app.stored_log.events(session_id, start, last, limit)
 
     def messages(
-        self, session_id: str, *, last: int | None = None, at: int | None = None
+        self,
+        session_id: str,
+        *,
+        last: int | None = None,
+        at: int | None = None,
+        shared: bool = False,
     ) -> list[dict[str, Any]]:
+        """``Sessions.messages``; ``shared``: the cached messages, not copies (an
+        in-library reader that copies what it hands out; see MessageHistory)."""
         check_known_session_id(session_id)
         check_count("last", last, minimum=0)
         check_count("at", at, minimum=0)
@@ -183,13 +190,13 @@ class SessionReads:
         if at is not None:
             state = surface_as_of(app, session_id, at)
             return app.history.of_nodes(
-                session_id, state.nodes, state.pending, last=last
+                session_id, state.nodes, state.pending, last=last, shared=shared
             )
 
         def of(aggregate: Session) -> list[dict[str, Any]]:
             if aggregate.corruption is not None:
                 raise aggregate.corruption
-            return app.history.messages(aggregate, last=last)
+            return app.history.messages(aggregate, last=last, shared=shared)
 
         return self._consistent(
             session_id,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from agents.memory.session_settings import SessionSettings, resolve_session_limit
 
 from agentlog.application.async_sessions import AsyncSessions
+from agentlog.application.gc_pause import gc_paused
 from agentlog.domain.errors import NonJsonDataError, SessionNotFoundError
 from agentlog.domain.json import NotJsonError, copy_json, snapshot_json
 from agentlog.domain.messages import derive_message
@@ -118,17 +119,21 @@ class AgentlogSession:
         """:meth:`get_items`, synchronously."""
         if limit is not None and limit <= 0:
             return []
+        # The cached messages themselves (never mutated here): only the items
+        # handed out are copied, not every block of every message.
+        reads = self.app.reads
         try:
-            messages = self.app.messages(self.session_id, last=limit)
+            messages = reads.messages(self.session_id, last=limit, shared=True)
         except SessionNotFoundError:
             return []
         items = items_of(messages)
-        if limit is None:
-            return items
-        if len(items) < limit and len(messages) == limit:
+        if limit is not None and len(items) < limit and len(messages) == limit:
             # Some messages carried no item: read the whole history.
-            items = items_of(self.app.messages(self.session_id))
-        return items[-limit:]
+            items = items_of(reads.messages(self.session_id, shared=True))
+        if limit is not None:
+            items = items[-limit:]
+        with gc_paused():
+            return [copy_json(item) for item in items]
 
     # ----------------------------------------------------------------- writes
 

@@ -317,3 +317,23 @@ def test_a_stored_conversation_reads_like_any_session(tmp_path: Path) -> None:
         other.close()
 
     asyncio.run(main())
+
+
+def test_read_items_are_the_callers_own() -> None:
+    """Reads share the cached messages internally; what they hand out is a copy."""
+
+    async def main() -> None:
+        app = Sessions()
+        ours = AgentlogSession("s", app)
+        await conversation(ours, streamed=False)
+        expected = copy.deepcopy(await ours.get_items())
+        messages = app.messages("s")
+        for limit in (None, 3):
+            for item in await ours.get_items(limit):
+                if isinstance(item, dict):
+                    item.clear()
+        assert await ours.get_items() == expected
+        assert app.messages("s") == messages
+        app.close()
+
+    asyncio.run(main())

@@ -96,8 +96,16 @@ class SessionLocks:
 
     def _forget(self, session_id: str, entry: _Entry) -> None:
         # Called with the mutex held: drop the entry once nobody holds or awaits it.
-        if entry.owner is None and entry.waiters == 0:
-            self._entries.pop(session_id, None)
+        # Only if it is still the session's entry: between a release and this
+        # call, others may have taken, released and dropped it, and a new entry
+        # (held by someone) may stand in its place. Dropping that one would let
+        # a second owner in and make its holder's release fail.
+        if (
+            entry.owner is None
+            and entry.waiters == 0
+            and self._entries.get(session_id) is entry
+        ):
+            del self._entries[session_id]
 
 
 def thread_owner() -> Hashable:

@@ -40,9 +40,11 @@ if TYPE_CHECKING:
 
 _HOMES: dict[str, str] = {
     "AsyncSessionQuery": "agentlog.application.async_sessions",
+    "AsyncSessions": "agentlog.application.async_sessions",
     "LlmTitleHelper": "agentlog.application.titles",
     "PersistenceReader": "agentlog.application.query",
     "Scope": "agentlog.application.scope",
+    "ScopedSessionQuery": "agentlog.application.scope",
     "SessionEventRecord": "agentlog.application.query",
     "SessionEventTrace": "agentlog.application.query",
     "SessionEventWindow": "agentlog.application.query",
@@ -61,6 +63,7 @@ _HOMES: dict[str, str] = {
     "StoreReader": "agentlog.application.query",
     "TitleProvider": "agentlog.application.titles",
     "TitleRequest": "agentlog.application.titles",
+    "views_of": "agentlog.application.catch_up",
 }
 """Where each public name lives."""
 

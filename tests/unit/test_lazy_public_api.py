@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import agentlog
+from agentlog import application
 
 INIT = Path(agentlog.__file__)
 
@@ -47,6 +48,13 @@ def test_every_public_name_resolves_to_its_module_object(name: str) -> None:
     module = importlib.import_module(agentlog._EXPORTS[name])
     assert getattr(agentlog, name) is getattr(module, name)
     assert name in dir(agentlog)
+
+
+@pytest.mark.parametrize("name", application.__all__)
+def test_every_name_of_the_application_package_resolves(name: str) -> None:
+    """Its lazy table (``_HOMES``) lists every exported name."""
+    module = importlib.import_module(application._HOMES[name])
+    assert getattr(application, name) is getattr(module, name)
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:

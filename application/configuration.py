@@ -15,7 +15,7 @@ from eventsourcing.application import Application
 from eventsourcing.persistence import PersistenceError as EventSourcingPersistenceError
 from eventsourcing.utils import resolve_topic
 
-from agentlog.application.ports import PlainStates, StoreSetup
+from agentlog.application.ports import KeyStore, PlainStates, StoreSetup
 from agentlog.domain.errors import AgentlogError, StoreUnavailableError
 
 if TYPE_CHECKING:
@@ -105,6 +105,11 @@ class ConfiguredApplication(Application[str]):
         """
         keys = self._setup.key_store
         return 0 if keys is None else keys.forget(session_ids)
+
+    @property
+    def key_store(self) -> KeyStore | None:
+        """The per-session key store (``None``: encryption is off)."""
+        return self._setup.key_store
 
     @property
     def has_data_keys(self) -> bool:

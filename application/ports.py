@@ -83,6 +83,13 @@ class KeyStore(Protocol):
         """Delete these sessions' keys; how many existed."""
         ...
 
+    def search_keys(
+        self, session_ids: Iterable[str], *, create: bool = False
+    ) -> Mapping[str, bytes]:
+        """Each session's search key (derived from its data key); a session
+        without a data key is left out unless ``create`` makes one."""
+        ...
+
     def close(self) -> None: ...
 
 

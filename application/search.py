@@ -245,6 +245,9 @@ class ContentSearch:
         index = self._index()
         snapshot = _snapshot(index, position)
         plan_query = IndexQuery(phrase, wanted, snapshot=snapshot)
+        if index is not None and index.search.view.hashing is not None:
+            # A hashed index spells the phrase per session: only this one's.
+            plan_query = replace(plan_query, sessions=frozenset({session_id}))
         hits = self._indexed_events(index, session_id, plan_query, after, size)
         if hits is None:
             snapshot = None
@@ -437,6 +440,7 @@ class ContentSearch:
                 return [], False
             if state.broken or session_id in view.long_sessions():
                 return None  # the scan raises the fold error, or matches exactly
+            _require_key(view, session_id)
             stored = _Stored(query, plan_query.phrase, plan_query.wanted)
             plan = IndexPlan(view, plan_query, check=stored.check)
             rows = plan.events(session_id, after, size)
@@ -560,6 +564,13 @@ class _Stored:
             matched_tokens=0 if found is None else found.matched_tokens,
             live=False,
         )
+
+
+def _require_key(view: SearchView, session_id: str) -> None:
+    """A session of a hashed index whose key is forgotten reads as never
+    stored, as its hits would (its phrase can no longer be hashed)."""
+    if view.hashing is not None and not view.hashing.has_key(session_id):
+        raise SessionQueryError.not_found(session_id)
 
 
 def _snapshot(index: SearchIndex | None, position: Cursor | None) -> int | None:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from agentlog.application.catch_up import SessionViews
 from agentlog.application.ports import backend_of
 from agentlog.application.projections import SessionProjection, View, split_erased
+from agentlog.application.search_hashing import TokenHashing
 from agentlog.application.store_errors import store_errors
 from agentlog.application.view_rows import HEADER_TYPE
 from agentlog.domain.search_text import SearchDocument, SurfaceClass, document_text
@@ -154,6 +155,10 @@ class SearchView(View[SearchState], ABC):
     """The indexed texts of a stored session by seq, recomputed from its log
     (``None``: unreadable); set by :class:`SearchIndex`, needed by a view that
     forgets a document by its text."""
+    hashing: TokenHashing | None = None
+    """With per-session encryption, how tokens become keyed hashes before they
+    reach the index, and a query's phrase once per session (set by
+    :class:`SearchIndex`; ``None``: the index holds the tokens themselves)."""
     lists_in_order: ClassVar[bool] = False
     """Whether the view's full-text index lists a phrase's matches in the
     order's first part, so a read across sessions finds its own way and needs
@@ -175,16 +180,28 @@ class SearchView(View[SearchState], ABC):
         test and a sorted match cost differs by backend)."""
         return None
 
-    def matching_ids(self, phrase: Sequence[str], cap: int | None) -> list[int] | None:
+    def matching_ids(
+        self,
+        phrase: Sequence[str],
+        cap: int | None,
+        sessions: Collection[str] | None = None,
+    ) -> list[int] | None:
         """The ids of the documents holding the phrase, or ``None`` if there
         are more than ``cap`` (the phrase is common: walk the order instead).
         One evaluation of the phrase, its ids sent as one value."""
-        ids = self.select_ids(phrase, None if cap is None else cap + 1)
+        ids = self.select_ids(phrase, None if cap is None else cap + 1, sessions)
         return None if cap is not None and len(ids) > cap else ids
 
     @abstractmethod
-    def select_ids(self, phrase: Sequence[str], limit: int | None) -> list[int]:
-        """At most ``limit`` ids of documents holding the phrase."""
+    def select_ids(
+        self,
+        phrase: Sequence[str],
+        limit: int | None,
+        sessions: Collection[str] | None = None,
+    ) -> list[int]:
+        """At most ``limit`` ids of documents holding the phrase, of these
+        sessions if given (a hashed index hashes the phrase per session; a
+        plain one may return others' too, which the filters then leave out)."""
 
     @abstractmethod
     def ranked(
@@ -382,7 +399,12 @@ class SearchProjection(SessionProjection[SearchView]):
                 )
             return changes
 
-        return self.view.apply(by_session.keys(), change, tracking)
+        applied = self.view.apply(by_session.keys(), change, tracking)
+        if erased and self.view.hashing is not None:
+            # An erase that forgot a key while this batch was being read lets
+            # the batch make the session a new one to hash with: forget again.
+            self.view.hashing.forget(erased)
+        return applied
 
 
 # ------------------------------------------------------------ catch-up
@@ -405,6 +427,8 @@ class SearchIndex(SessionViews):
         self._app = weakref.ref(app)
         view = cast("SearchView", app.factory.tracking_recorder(view_class))
         view.texts = self.texts
+        keys = cast("Sessions", app).key_store
+        view.hashing = None if keys is None else TokenHashing(keys)
         self.search = SearchProjection(view)
         self.projections = (self.search,)
         self._positions = {}

@@ -82,7 +82,8 @@ class IndexPlan:
         ``None``; asked for once."""
         if not self._asked:
             self._asked = True
-            self._ids = self.view.matching_ids(self.query.phrase, self._cap)
+            query = self.query
+            self._ids = self.view.matching_ids(query.phrase, self._cap, query.sessions)
             self._id_set = None if self._ids is None else frozenset(self._ids)
         return self._ids
 

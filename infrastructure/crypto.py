@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.hashes import SHA256
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from agentlog.domain.errors import EncryptionError
 
@@ -67,6 +69,20 @@ def _key_context(session_id: str) -> bytes:
 
 
 CHECK_CONTEXT = _framed(b"agentlog-master-key-check-1")
+SEARCH_KEY_INFO = b"agentlog-search-tokens-1"
+"""HKDF's ``info`` for a session's search key: a key of its own, never the
+data key itself, so a token hash and a sealed row share no key material use."""
+
+
+def search_key(data_key: bytes) -> bytes:
+    """The session's search key: HKDF-SHA-256 of its data key (32 bytes).
+
+    Derived, not stored: forgetting the data key forgets it, so the keyed
+    hashes of an erased session's words can no longer be confirmed, not even
+    from a backup with the current key store (docs/encryption.md)."""
+    return HKDF(algorithm=SHA256(), length=32, salt=None, info=SEARCH_KEY_INFO).derive(
+        data_key
+    )
 
 
 class DataKey:

@@ -26,7 +26,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from agentlog.domain.errors import EncryptionError
-from agentlog.infrastructure.crypto import DataKey, MasterKey
+from agentlog.infrastructure.crypto import DataKey, MasterKey, search_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -38,6 +38,10 @@ KEYS_TABLE = "agentlog_data_keys"
 CHECK_TABLE = "agentlog_master_key_check"
 CACHE_SIZE = 4096
 """Unwrapped keys kept in memory per process (least recently used go first)."""
+SEARCH_CACHE_SIZE = 65_536
+"""Search keys kept in memory per process: a hashed search needs the key of
+every session it may match, so the cache holds more than :data:`CACHE_SIZE`
+(32 bytes each, about 8 MB when full)."""
 
 
 class KeyStore(ABC):
@@ -51,6 +55,7 @@ class KeyStore(ABC):
         self.display = display
         self._master = master
         self._cache: OrderedDict[str, DataKey] = OrderedDict()
+        self._search: OrderedDict[str, bytes] = OrderedDict()
         self._lock = threading.Lock()
         self._forgets = 0
 
@@ -90,6 +95,48 @@ class KeyStore(ABC):
                     self._cache.popitem(last=False)
         return key
 
+    def search_keys(
+        self, session_ids: Iterable[str], *, create: bool = False
+    ) -> dict[str, bytes]:
+        """Each session's search key (:func:`~agentlog.infrastructure.crypto.search_key`
+        of its data key); a session without a data key is left out, unless
+        ``create`` makes it one (as :meth:`data_key` does).
+
+        The keys not cached are read in one statement: a hashed search asks
+        for the keys of every session it may match (docs/encryption.md)."""
+        ids = list(dict.fromkeys(session_ids))
+        found: dict[str, bytes] = {}
+        missing: list[str] = []
+        with self._lock:
+            for session_id in ids:
+                key = self._search.get(session_id)
+                if key is None:
+                    missing.append(session_id)
+                else:
+                    self._search.move_to_end(session_id)
+                    found[session_id] = key
+            forgets = self._forgets
+        if not missing:
+            return found
+        stored = self._select_many(missing)
+        derived: dict[str, bytes] = {}
+        for session_id in missing:
+            wrapped = stored.get(session_id)
+            if wrapped is None:
+                if not create:
+                    continue
+                fresh = self._master.wrap(session_id, DataKey.generate())
+                wrapped = self._insert_or_ignore(session_id, fresh, self._current)
+            derived[session_id] = search_key(self._master.unwrap(session_id, wrapped))
+        with self._lock:
+            # A forget since the read may have deleted these very keys.
+            if self._forgets == forgets:
+                self._search.update(derived)
+                while len(self._search) > SEARCH_CACHE_SIZE:
+                    self._search.popitem(last=False)
+        found.update(derived)
+        return found
+
     def forget(self, session_ids: Iterable[str]) -> int:
         """Delete these sessions' keys (here and in the store); how many existed."""
         ids = list(dict.fromkeys(session_ids))
@@ -97,6 +144,7 @@ class KeyStore(ABC):
             self._forgets += 1
             for session_id in ids:
                 self._cache.pop(session_id, None)
+                self._search.pop(session_id, None)
         return self._delete(ids) if ids else 0
 
     def rotate(self, new_master: MasterKey) -> int:
@@ -127,12 +175,23 @@ class KeyStore(ABC):
     def close(self) -> None:
         with self._lock:
             self._cache.clear()
+            self._search.clear()
 
     # The backend's steps.
 
     @abstractmethod
     def _select(self, session_id: str) -> bytes | None:
         """The session's wrapped key, if stored."""
+
+    def _select_many(self, session_ids: Sequence[str]) -> dict[str, bytes]:
+        """The stored wrapped keys of these sessions (one read if the backend
+        can; a session without a key is left out)."""
+        found = {}
+        for session_id in session_ids:
+            wrapped = self._select(session_id)
+            if wrapped is not None:
+                found[session_id] = wrapped
+        return found
 
     @abstractmethod
     def _insert_or_ignore(

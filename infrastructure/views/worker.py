@@ -28,10 +28,12 @@ from agentlog.application.projections import (
     ListingProjection,
     TitleProjection,
 )
-from agentlog.application.search_index import SearchProjection
+from agentlog.application.search_hashing import TokenHashing
+from agentlog.application.search_index import SearchProjection, SearchView
 from agentlog.application.sessions import Sessions
 from agentlog.domain.errors import StoreURLError
 from agentlog.infrastructure.backends import backend_named
+from agentlog.infrastructure.key_store_setup import encryption_settings, open_key_store
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -77,7 +79,21 @@ def search_pair(env: Mapping[str, str]) -> list[tuple[type[Any], type[Any]]]:
     view = None if backend is None else backend.search_view()
     if setting.strip().lower() == "off" or view is None:
         return []
-    return [(SearchProjection, view)]
+    return [(SearchProjection, hashing_view(view, env))]
+
+
+def hashing_view(view: type[SearchView], env: Mapping[str, str]) -> type[SearchView]:
+    """The search view class, hashing tokens under the sessions' keys when the
+    environment turns encryption on (docs/encryption.md).
+
+    A ``ProjectionRunner`` builds its own view, which the in-process index's
+    wiring (``SearchIndex``) never reaches: without this the worker would
+    index the words themselves. The key store lives as long as the process."""
+    settings = encryption_settings({**os.environ, **env})
+    if settings is None:
+        return view
+    keys = open_key_store(settings.keystore, settings.master_key, env)
+    return type(view.__name__, (view,), {"hashing": TokenHashing(keys)})
 
 
 Pairs = list[tuple[type["Projection[Any]"], type[Any]]]

@@ -98,6 +98,16 @@ class PostgresKeyStore(KeyStore):
             row = self._wrapped_key(db, session_id)
         return None if row is None else bytes(row[0])
 
+    def _select_many(self, session_ids: Sequence[str]) -> dict[str, bytes]:
+        with self._using() as db:
+            rows = db.execute(
+                SQL(
+                    "SELECT session_id, wrapped_key FROM {0} WHERE session_id = ANY(%s)"
+                ).format(self._table(KEYS_TABLE)),
+                (list(session_ids),),
+            ).fetchall()
+        return {str(row[0]): bytes(row[1]) for row in rows}
+
     def _insert_or_ignore(
         self, session_id: str, wrapped: bytes, current: Callable[[bytes], None]
     ) -> bytes:

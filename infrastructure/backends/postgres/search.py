@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from contextlib import contextmanager
+from dataclasses import dataclass
 from itertools import count
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -71,7 +72,7 @@ _KEY = SQL("doc_tokens, neg_time, session_id, neg_seq")
 _CHUNK = SQL(
     "SELECT * FROM (SELECT w.session_id, w.neg_seq, w.type, w.surface, "
     "w.doc_tokens, w.neg_time, w.id, row_number() OVER k AS n, "
-    "lead(true) OVER k IS NULL AS last, strpos(w.terms, %s) > 0 AS hit "
+    "lead(true) OVER k IS NULL AS last, strpos(w.terms, {1}) > 0 AS hit "
     "FROM ({0} LIMIT %s) AS w "
     "WINDOW k AS (ORDER BY w.doc_tokens, w.neg_time, w.session_id, w.neg_seq)) "
     "AS x WHERE x.hit OR x.last "
@@ -79,7 +80,8 @@ _CHUNK = SQL(
 )
 """A walk's chunk: the next documents in key order, tested above their
 ``LIMIT`` (on the chunk's rows only, whatever plan finds them); only the
-matches come back, and the last document tested with its rank ``n``."""
+matches come back, and the last document tested with its rank ``n``.
+Formatted with the chunk's query and the phrase's pattern (:class:`_Matching`)."""
 _ELEMENTS = SQL("string_to_array(btrim(terms), ' ')")
 """The GIN-indexed expression (a query must spell it the same)."""
 _MATCH = SQL(
@@ -91,6 +93,14 @@ _MATCH = SQL(
 its words are all among the common words (read in the statement's own
 snapshot), else its tokens; the substring test is exact. Formatted with the
 GIN expression and the meta table; parameters from :func:`_match_params`."""
+_HASHED_PATTERN = SQL("(%s::jsonb ->> encode({0}session_id, 'hex'))")
+"""A hashed index's pattern of the phrase for a document: its session's own
+(a JSON object by the session id's hex), ``NULL`` for a session without one."""
+_HASHED_MATCH = SQL("{0} && %s::text[] AND strpos(terms, {1}) > 0")
+"""A hashed index's match: GIN finds the documents holding one hashed token of
+the phrase of any session (each session spells it differently, so a document
+found holds its own session's), and the substring test of its own session's
+pattern is exact. Formatted with the GIN expression and :data:`_HASHED_PATTERN`."""
 Source = Literal["ids", "all", "walk", "join"]
 WALK_BUDGET = 8_192
 """Documents a walk tests before it reads the remaining matches sorted, band
@@ -105,6 +115,20 @@ _STREAM_BATCH = 32
 done little work it did not need."""
 _CURSORS = count()
 """Server-side cursor names (unique per connection)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Matching:
+    """How one read finds and tests the phrase: ``match`` (GIN, then exact) and
+    ``pattern`` (a document's pattern, for the substring test), each with its
+    parameters."""
+
+    match: Composable
+    match_params: list[Any]
+    pattern: Composable
+    pattern_params: list[Any]
+    walk_pattern: Composable
+    """``pattern`` of the walk's chunk rows (``w.``)."""
 
 
 def _document(record: DictRow) -> IndexedDocument:
@@ -227,10 +251,10 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
             self._insert(curs, changes.documents)
             curs.execute(
                 SQL(
-                    "INSERT INTO {0} (name, value) VALUES ('tokens', %s) "
-                    "ON CONFLICT (name) DO NOTHING"
+                    "INSERT INTO {0} (name, value) VALUES ('tokens', %s), "
+                    "('hashed', %s) ON CONFLICT (name) DO NOTHING"
                 ).format(self._meta),
-                (str(TOKEN_RULE),),
+                (str(TOKEN_RULE), str(int(self.hashing is not None))),
             )
         shadowed: dict[str, list[int]] = {}
         for session_id, seq in changes.shadowed:
@@ -262,9 +286,17 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         record = curs.fetchone()
         number = int(record["value"]) if record else 0
         common = _common(curs, self._meta)
+        hashers = None
+        if self.hashing is not None:
+            # A session stored before encryption was on gets its key here.
+            ids = {doc.session_id for doc in documents}
+            hashers = self.hashing.hashers(ids, create=True)
         rows = []
         for doc in documents:
-            words = search_terms.split(doc.text)
+            if hashers is None:
+                words = search_terms.split(doc.text)
+            else:
+                words = search_terms.hashed(doc.text, hashers[doc.session_id])
             number += 1
             rows.append(
                 (
@@ -279,7 +311,8 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
                     search_terms.terms(words, common),
                 )
             )
-            if common is None and number >= PAIRS_AFTER:
+            # Common words would be plaintext: a hashed index has no pairs.
+            if common is None and number >= PAIRS_AFTER and hashers is None:
                 self._copy(curs, rows)
                 rows = []
                 common = self._choose_common(curs)
@@ -348,13 +381,19 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
     def rare_cap(self) -> int | None:
         return RARE_CAP
 
-    def select_ids(self, phrase: Sequence[str], limit: int | None) -> list[int]:
+    def select_ids(
+        self,
+        phrase: Sequence[str],
+        limit: int | None,
+        sessions: Collection[str] | None = None,
+    ) -> list[int]:
+        matching = self._matching(phrase, sessions)
         sql = SQL(
             "SELECT array_agg(id) AS ids FROM (SELECT id FROM {0} "
             "WHERE {1} LIMIT %s) AS m"
-        ).format(self._docs, self._match)
+        ).format(self._docs, matching.match)
         with self.datastore.transaction(commit=False) as curs:
-            curs.execute(sql, [*_match_params(phrase), limit])
+            curs.execute(sql, [*matching.match_params, limit])
             record = curs.fetchone()
             return list(record["ids"] or []) if record else []
 
@@ -371,8 +410,9 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
     ) -> list[IndexedDocument]:
         source = _source(test, ids)
         bounds = (session_id, after, upto)
+        matching = self._query_matching(query, session_id, source)
         with self.datastore.transaction(commit=False) as curs:
-            sql, params = self._query(query, source, bounds, ids)
+            sql, params = self._query(query, source, bounds, ids, matching=matching)
             curs.execute(sql + SQL(" LIMIT %s"), [*params, limit])
             return [_document(record) for record in curs.fetchall()]
 
@@ -393,10 +433,13 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         batch: int,
     ) -> Generator[IndexedDocument, None, None]:
         source = _source(test, ids)
+        matching = self._query_matching(query, bounds[0], source)
         if source == "walk":
-            yield from self._walk(reader, query, bounds, batch)
+            assert matching is not None
+            yield from self._walk(reader, query, bounds, batch, matching)
             return
-        yield from _fetch(reader, self._query(query, source, bounds, ids), batch)
+        statement = self._query(query, source, bounds, ids, matching=matching)
+        yield from _fetch(reader, statement, batch)
 
     def _walk(
         self,
@@ -404,6 +447,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         query: IndexQuery,
         bounds: Bounds,
         chunk: int,
+        matching: _Matching,
     ) -> Generator[IndexedDocument, None, None]:
         """Documents in key order, each tested as a substring of its terms, a
         chunk at a time; past :data:`WALK_BUDGET` tested documents, the rest
@@ -414,7 +458,6 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         the budget on it bounds the bad case by the bands' cost.
         """
         session_id, after, upto = bounds
-        pattern = search_terms.pattern(query.phrase)
         tested = 0
         chunk = max(chunk, 16)
         # A client-side cursor of its own: a chunk is read whole, and other
@@ -423,7 +466,10 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
             while tested < WALK_BUDGET:
                 bounds = (session_id, after, upto)
                 sql, params = self._query(query, "all", bounds, terms=True)
-                curs.execute(_CHUNK.format(sql), [pattern, *params, chunk])
+                curs.execute(
+                    _CHUNK.format(sql, matching.walk_pattern),
+                    [*matching.pattern_params, *params, chunk],
+                )
                 records = curs.fetchall()
                 for record in records:
                     if record["hit"]:
@@ -433,10 +479,14 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
                 tested += chunk
                 after = _document(records[-1]).key
                 chunk = min(chunk * 2, _WALK_CHUNK)
-        yield from self._bands(conn, query, (session_id, after, upto))
+        yield from self._bands(conn, query, (session_id, after, upto), matching)
 
     def _bands(
-        self, conn: Connection[DictRow], query: IndexQuery, bounds: Bounds
+        self,
+        conn: Connection[DictRow],
+        query: IndexQuery,
+        bounds: Bounds,
+        matching: _Matching,
     ) -> Generator[IndexedDocument, None, None]:
         """Every match after ``bounds``' key found through GIN, sorted, a band
         of document lengths at a time (``[0, 64)``, then doubling): the order's
@@ -450,7 +500,9 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         low = 0 if after is None else after[0]
         while low <= longest:
             high = max(_FIRST_BAND, low * 2)
-            statement = self._query(query, "join", bounds, band=(low, high))
+            statement = self._query(
+                query, "join", bounds, band=(low, high), matching=matching
+            )
             yield from _fetch(conn, statement, _STREAM_BATCH)
             low = high
 
@@ -463,6 +515,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         *,
         terms: bool = False,
         band: tuple[int, int] | None = None,
+        matching: _Matching | None = None,
     ) -> tuple[Composed, list[Any]]:
         """The documents' query in the search order (no limit), and its
         parameters.
@@ -484,11 +537,13 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
             where.append(SQL("id IN (SELECT unnest(%s::bigint[]))"))
             params.append(list(ids or ()))
         elif source == "walk":
-            where.append(SQL("strpos(terms, %s) > 0"))
-            params.append(search_terms.pattern(query.phrase))
+            assert matching is not None
+            where.append(SQL("strpos(terms, {0}) > 0").format(matching.pattern))
+            params += matching.pattern_params
         elif source == "join":
-            where.append(self._match)
-            params += _match_params(query.phrase)
+            assert matching is not None
+            where.append(matching.match)
+            params += matching.match_params
         if band is not None:
             where.append(SQL("doc_tokens >= %s AND doc_tokens < %s"))
             params += list(band)
@@ -517,6 +572,54 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
             rows = SQL("SELECT * FROM ({0} OFFSET 0) AS m").format(rows)
         return SQL("{0} ORDER BY {1}").format(rows, _KEY), params
 
+    def _query_matching(
+        self, query: IndexQuery, session_id: str | None, source: Source
+    ) -> _Matching | None:
+        """How a read of ``source`` tests the query's phrase (``None``: it
+        does not), for one session if given, else the sessions the query allows."""
+        if source in ("ids", "all"):
+            return None
+        sessions: Collection[str] | None = query.sessions
+        if session_id is not None:
+            sessions = {session_id}
+        return self._matching(query.phrase, sessions, query.excluded)
+
+    def _matching(
+        self,
+        phrase: Sequence[str],
+        sessions: Collection[str] | None,
+        excluded: Collection[str] = (),
+    ) -> _Matching:
+        """The phrase's tests; hashed, each session's own pattern, for every
+        indexed session among ``sessions`` (``None``: all) but ``excluded``."""
+        if self.hashing is None:
+            pattern = search_terms.pattern(phrase)
+            return _Matching(
+                self._match, _match_params(phrase), SQL("%s"), [pattern], SQL("%s")
+            )
+        if sessions is None:
+            with self.datastore.transaction(commit=False) as curs:
+                curs.execute(SQL("SELECT session_id FROM {0}").format(self._table))
+                sessions = [decode_text(row["session_id"]) for row in curs]
+        wanted = set(sessions).difference(excluded)
+        phrases = self.hashing.phrases(wanted, phrase)
+        patterns = {
+            encode_text(session_id).hex(): " " + " ".join(words) + " "
+            for session_id, words in phrases.items()
+        }
+        # GIN looks up one token per session: the phrase's longest (likely
+        # the rarest); the pattern's test is exact.
+        anchor = max(range(len(phrase)), key=lambda at: len(phrase[at]))
+        anchors = sorted({words[anchor] for words in phrases.values()})
+        by_session = [json.dumps(patterns)]
+        return _Matching(
+            _HASHED_MATCH.format(_ELEMENTS, _HASHED_PATTERN.format(SQL(""))),
+            [anchors, *by_session],
+            _HASHED_PATTERN.format(SQL("")),
+            by_session,
+            _HASHED_PATTERN.format(SQL("w.")),
+        )
+
     def optimize(self) -> None:
         # Fresh statistics after a large catch-up: without them the planner
         # guesses how common a word is and may scan where GIN would do.
@@ -540,17 +643,24 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
 
     def stale(self) -> bool:
         """Documents split by another token rule (an index older than the rule's
-        record counts as rule 1): rebuild."""
+        record counts as rule 1), or hashed when encryption is off or not
+        hashed when it is on: rebuild."""
         with self.datastore.transaction(commit=False) as curs:
             curs.execute(
                 SQL(
                     "SELECT (SELECT value FROM {0} WHERE name = 'tokens') AS rule, "
+                    "(SELECT value FROM {0} WHERE name = 'hashed') AS hashed, "
                     "EXISTS (SELECT 1 FROM {1}) AS indexed"
                 ).format(self._meta, self._docs)
             )
             row = curs.fetchone()
         rule = str(TOKEN_RULE)
-        return row is not None and bool(row["indexed"]) and row["rule"] != rule
+        hashed = str(int(self.hashing is not None))
+        return (
+            row is not None
+            and bool(row["indexed"])
+            and (row["rule"] != rule or (row["hashed"] or "0") != hashed)
+        )
 
     def clear(self, application_name: str) -> None:
         with self.datastore.transaction(commit=True) as curs:

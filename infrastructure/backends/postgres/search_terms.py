@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Final
 from agentlog.domain.search_text import tokens
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Sequence
+    from collections.abc import Callable, Collection, Sequence
 
 PAIR: Final = "_"
 """Joins a pair's words, and separates the pairs from the tokens (``_`` is
@@ -51,6 +51,12 @@ def term(token: str) -> str:
 def split(text: str) -> list[str]:
     """The document's tokens, as the index stores them."""
     return [term(token) for token in tokens(text)]
+
+
+def hashed(text: str, hasher: Callable[[Sequence[str]], list[str]]) -> list[str]:
+    """The document's tokens as an encrypted store's index holds them: each a
+    keyed hash of its session's (``application.search_hashing``)."""
+    return hasher(tokens(text))
 
 
 def pairs(words: Sequence[str], common: Collection[str]) -> list[str]:

@@ -84,6 +84,20 @@ class SQLiteKeyStore(KeyStore):
             ).fetchone()
         return None if row is None else bytes(row[0])
 
+    def _select_many(self, session_ids: Sequence[str]) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
+        with self._using() as db:
+            for start in range(0, len(session_ids), DELETE_BATCH):
+                batch = session_ids[start : start + DELETE_BATCH]
+                marks = ", ".join("?" for _ in batch)
+                rows = db.execute(
+                    f"SELECT session_id, wrapped_key FROM {KEYS_TABLE} "
+                    f"WHERE session_id IN ({marks})",
+                    batch,
+                ).fetchall()
+                found.update((str(row[0]), bytes(row[1])) for row in rows)
+        return found
+
     def _insert_or_ignore(
         self, session_id: str, wrapped: bytes, current: Callable[[bytes], None]
     ) -> bytes:

@@ -67,9 +67,9 @@ from agentlog.infrastructure.backends.sqlite.search_index_writes import (
     type_code,
 )
 from agentlog.infrastructure.backends.sqlite.search_matches import (
-    match_expression,
-    match_test,
-    matches,
+    HashedLookup,
+    Lookup,
+    TextLookup,
 )
 from agentlog.infrastructure.backends.sqlite.search_tokens import (
     band_ids,
@@ -137,7 +137,7 @@ _OLD = tuple(
     for version in (1, 2, 3, 4)
     for part in ("_fts", "_docs", "_meta", "_sessions", "_types", "")
 )
-_STALE_IF = "('stale', 'numbered', 'tokens')"
+_STALE_IF = "('stale', 'numbered', 'tokens', 'hashed')"
 PAIRS_AFTER = 10_000
 """The common words are chosen when this many documents are indexed, from
 them; every later document gets its pairs (docs/search.md#the-index)."""
@@ -248,6 +248,11 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             c.executemany(self._upsert_sql, [self._encode(s) for s in changes.states])
         labels: dict[str, int] = {}
         codes: dict[str, int] = {}
+        hashers = None
+        if self.hashing is not None and changes.documents:
+            # A session stored before encryption was on gets its key here.
+            ids = {doc.session_id for doc in changes.documents}
+            hashers = self.hashing.hashers(ids, create=True)
         pairs = read_pairs(c)
         number = self._numbered(c)
         slots: dict[int, int] = {}
@@ -268,15 +273,21 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                 "neg_time, flags) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (*row, flags),
             )
-            texts.append((doc_id, *fts_row(pairs, number, doc.text)))
-            if pairs is None and number >= PAIRS_AFTER:
+            hasher = None if hashers is None else hashers[doc.session_id]
+            texts.append((doc_id, *fts_row(pairs, number, doc.text, hasher)))
+            # Common words would be plaintext: a hashed index has no pairs.
+            if pairs is None and number >= PAIRS_AFTER and hashers is None:
                 index_texts(c, texts)
                 pairs = choose_pairs(c, number)
         index_texts(c, texts)
         if changes.documents:
             c.executemany(
                 f"INSERT OR REPLACE INTO {META} (name, value) VALUES (?, ?)",
-                [("numbered", number), ("tokens", TOKEN_RULE)],
+                [
+                    ("numbered", number),
+                    ("tokens", TOKEN_RULE),
+                    ("hashed", int(self.hashing is not None)),
+                ],
             )
         shadowed: dict[str, list[int]] = {}
         for session_id, seq in changes.shadowed:
@@ -304,6 +315,10 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         if rows:
             texts = None if self.texts is None else self.texts(session_id)
             kept = None
+            hasher = None
+            if self.hashing is not None and texts is not None:
+                hasher = self.hashing.hashers([session_id]).get(session_id)
+                texts = None if hasher is None else texts
             if texts is not None:
                 kept = {seq: texts[seq] for _, seq, _ in rows if seq in texts}
             expected = 0 if state is None else state.text_sum
@@ -317,7 +332,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                     f"INSERT INTO {FTS} ({FTS}, rowid, body, pairs) "
                     "VALUES ('delete', ?, ?, ?)",
                     [
-                        (rowid, *fts_row(pairs, number, kept[seq]))
+                        (rowid, *fts_row(pairs, number, kept[seq], hasher))
                         for rowid, seq, number in rows
                     ],
                 )
@@ -366,12 +381,18 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
 
     def stale(self) -> bool:
         """Documents could not be forgotten, or were split by another token rule
-        (an index older than the rule's record counts as rule 1)."""
+        (an index older than the rule's record counts as rule 1), or hashed
+        when encryption is off or not hashed when it is on."""
         with self.datastore.transaction(commit=False) as c:
             c.execute(f"SELECT name, value FROM {META} WHERE name IN {_STALE_IF}")
             meta = dict(c.fetchall())
+            hashed = int(self.hashing is not None)
             return bool(meta.get("stale")) or (
-                "numbered" in meta and meta.get("tokens", 1) != TOKEN_RULE
+                "numbered" in meta
+                and (
+                    meta.get("tokens", 1) != TOKEN_RULE
+                    or meta.get("hashed", 0) != hashed
+                )
             )
 
     @staticmethod
@@ -383,13 +404,17 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
 
     # --------------------------------------------------------------- reads
 
-    def select_ids(self, phrase: Sequence[str], limit: int | None) -> list[int]:
+    def select_ids(
+        self,
+        phrase: Sequence[str],
+        limit: int | None,
+        sessions: Collection[str] | None = None,
+    ) -> list[int]:
         # One JSON array, not a row per id: far cheaper for many ids.
         with self.datastore.transaction(commit=False) as c:
-            sql = f"SELECT json_group_array(id) FROM ({matches()} LIMIT ?)"
-            c.execute(
-                sql, [match_expression(c, phrase), -1 if limit is None else limit]
-            )
+            lookup = self._lookup(c, phrase, sessions)
+            sql = f"SELECT json_group_array(id) FROM ({lookup.matches()} LIMIT ?)"
+            c.execute(sql, [*lookup.params, -1 if limit is None else limit])
             ids: list[int] = json.loads(c.fetchone()[0])
             return ids
 
@@ -432,13 +457,17 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             c = SQLiteCursor(raw)
             types = _types(c)
             if test and bounds[0] is None:
-                yield from self._bands(raw, types, query, bounds, batch)
+                lookup = self._query_lookup(c, query, None)
+                yield from self._bands(raw, types, query, bounds, batch, lookup)
                 return
             if test and ids is None:  # one session, a common phrase
+                lookup = self._query_lookup(c, query, bounds[0])
                 self._session_sets(c, query)
                 with closing(raw.connection.cursor()) as own:
                     names = _Names(own, types)
-                    yield from self._walk(raw, names, query, bounds, batch, None)
+                    yield from self._walk(
+                        raw, names, query, bounds, batch, None, lookup
+                    )
                 return
             source: Source = "ids" if test else "all"
             sql, params = self._query(c, query, source, bounds, ids)
@@ -457,6 +486,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         query: IndexQuery,
         bounds: Bounds,
         chunk: int,
+        lookup: Lookup,
     ) -> Generator[IndexedDocument, None, None]:
         """Every session's matching documents in key order, a band at a time
         (docs/search.md#how-a-page-is-answered).
@@ -470,7 +500,6 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         """
         _, after, upto = bounds
         c = SQLiteCursor(raw)
-        expression = match_expression(c, query.phrase)
         self._session_sets(c, query)
         last = search_tokens.BAND_MAX if upto is None else band_of(upto[0])
         band = 0 if after is None else band_of(after[0])
@@ -491,10 +520,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         with closing(connection.cursor()) as scan, closing(connection.cursor()) as own:
             names = _Names(own, types)
             while band <= last:
-                scan.execute(
-                    f"{matches()} AND rowid >= ? ORDER BY rowid",
-                    (expression, band_ids(band)[0]),
-                )
+                scan.execute(lookup.since(), [*lookup.params, band_ids(band)[0]])
                 found: list[int] = []
                 for (doc_id,) in iter(scan.fetchone, None):
                     if band_of_id(doc_id) != band:
@@ -513,13 +539,17 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                     return
                 cap = max(BAND_SORT, isqrt(SORT_RATIO * band_size(c, band)))
                 c.execute(
-                    f"SELECT count(*) FROM ({matches(band)} LIMIT ?)",
-                    (expression, cap + 1),
+                    f"SELECT count(*) FROM ({lookup.matches(band)} LIMIT ?)",
+                    [*lookup.params, cap + 1],
                 )
                 if c.fetchone()[0] > cap:
-                    yield from self._walk(raw, names, query, since(band), chunk, band)
+                    yield from self._walk(
+                        raw, names, query, since(band), chunk, band, lookup
+                    )
                 else:
-                    yield from self._joined(raw, names, query, since(band), band)
+                    yield from self._joined(
+                        raw, names, query, since(band), band, lookup
+                    )
                 band += 1
 
     def _walk(
@@ -530,6 +560,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         bounds: Bounds,
         chunk: int,
         band: int | None,
+        lookup: Lookup,
     ) -> Generator[IndexedDocument, None, None]:
         """One band's documents in key order (or, with a session in the
         bounds, that session's), each tested against the full-text index, a
@@ -543,7 +574,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         """
         session_id, after, upto = bounds
         c = SQLiteCursor(raw)
-        test, test_params = match_test(c, query.phrase, "w")
+        test, test_params = lookup.test("w")
         tested = 0
         chunk = max(chunk, 16)
         while tested < WALK_BUDGET:
@@ -565,7 +596,8 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             tested += len(records)
             after = names.document(records[-1][:-1]).key
             chunk = min(chunk * 2, _WALK_CHUNK)
-        yield from self._joined(raw, names, query, (session_id, after, upto), band)
+        bounds = (session_id, after, upto)
+        yield from self._joined(raw, names, query, bounds, band, lookup)
 
     def _joined(
         self,
@@ -574,13 +606,21 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         query: IndexQuery,
         bounds: Bounds,
         band: int | None,
+        lookup: Lookup,
     ) -> Generator[IndexedDocument, None, None]:
         """A band's matches (or a session's, from every match) in key order:
         the ids from the full-text index joined to their rows and sorted, all
         in SQL."""
         c = SQLiteCursor(raw)
         sql, params = self._query(
-            c, query, "join", bounds, band=band, sets=False, labelled=False
+            c,
+            query,
+            "join",
+            bounds,
+            band=band,
+            sets=False,
+            labelled=False,
+            lookup=lookup,
         )
         raw.execute(sql, params)
         while records := raw.fetchmany(_STREAM_BATCH):
@@ -597,6 +637,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         band: int | None = None,
         sets: bool = True,
         labelled: bool = True,
+        lookup: Lookup | None = None,
     ) -> tuple[str, list[Any]]:
         """The documents' query in the search order (no limit), and its
         parameters; the session sets are written to their temporary table.
@@ -617,8 +658,11 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             params.append(json.dumps(list(ids or ())))
             where = ["1"]
         elif source == "join":
-            params = [match_expression(c, query.phrase)]
-            tables = f"({matches(band)}) AS f CROSS JOIN {DOCS} AS d ON d.id = f.id"
+            assert lookup is not None
+            params = list(lookup.params)
+            tables = (
+                f"({lookup.matches(band)}) AS f CROSS JOIN {DOCS} AS d ON d.id = f.id"
+            )
             where = ["1"]
         else:
             tables = f"{DOCS} AS d"
@@ -663,6 +707,44 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             f"SELECT {columns} FROM {tables} WHERE {' AND '.join(where)} ORDER BY {KEY}"
         )
         return sql, params
+
+    def _query_lookup(
+        self, c: SQLiteCursor, query: IndexQuery, session_id: str | None
+    ) -> Lookup:
+        """How this read asks for the query's phrase: of one session if given,
+        else of the sessions the query allows."""
+        if self.hashing is None:
+            return TextLookup(c, query.phrase)
+        sessions: Collection[str] | None = query.sessions
+        if session_id is not None:
+            sessions = {session_id}
+        return self._lookup(c, query.phrase, sessions, query.excluded)
+
+    def _lookup(
+        self,
+        c: SQLiteCursor,
+        phrase: Sequence[str],
+        sessions: Collection[str] | None,
+        excluded: Collection[str] = (),
+    ) -> Lookup:
+        """The phrase's lookup; hashed, each session's own phrase, for every
+        indexed session among ``sessions`` (``None``: all) but ``excluded``."""
+        if self.hashing is None:
+            return TextLookup(c, phrase)
+        if sessions is None:
+            c.execute(f"SELECT session_id, label FROM {LABELS}")
+            labels = {decode_text(key): int(label) for key, label in c.fetchall()}
+        else:
+            labels = {}
+            for session_id in sessions:
+                c.execute(_LABEL_OF, (encode_text(session_id),))
+                row = c.fetchone()
+                if row is not None:
+                    labels[session_id] = int(row[0])
+        for session_id in excluded:
+            labels.pop(session_id, None)
+        phrases = self.hashing.phrases(labels, phrase)
+        return HashedLookup(c, {labels[key]: words for key, words in phrases.items()})
 
     @staticmethod
     def _session_sets(c: SQLiteCursor, query: IndexQuery) -> None:

@@ -32,7 +32,7 @@ from agentlog.infrastructure.backends.sqlite.word_pairs import choose_common
 from agentlog.infrastructure.views import encode_text
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from eventsourcing.sqlite import SQLiteCursor
 
@@ -51,9 +51,17 @@ def read_pairs(c: SQLiteCursor) -> Pairs | None:
     return Pairs(frozenset(json.loads(rows["common"])), int(rows["pairs"]))
 
 
-def fts_row(pairs: Pairs | None, number: int, text: str) -> tuple[str, str]:
-    """A document's ``body`` and ``pairs`` columns, from one split of its text."""
+def fts_row(
+    pairs: Pairs | None,
+    number: int,
+    text: str,
+    hasher: Callable[[Sequence[str]], list[str]] | None = None,
+) -> tuple[str, str]:
+    """A document's ``body`` and ``pairs`` columns, from one split of its text;
+    with a ``hasher`` (encryption on), the tokens' keyed hashes and no pairs."""
     words = tokens(text)
+    if hasher is not None:
+        return " ".join(hasher(words)), NO_PAIRS
     column = NO_PAIRS if pairs is None else pairs.column(number, words)
     return fts_body(words), column
 

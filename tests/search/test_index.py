@@ -586,7 +586,7 @@ def test_a_walk_past_its_budget_reads_the_rest_sorted(
     trace = (
         postgres_statements(monkeypatch)
         if "postgres" in request.node.callspec.id
-        else sqlite_statements(app)
+        else sqlite_statements(app, monkeypatch)
     )
     with trace as statements:
         first = indexed.search_sessions("needle", limit=20)
@@ -623,7 +623,7 @@ def test_a_session_walk_past_its_budget_reads_the_rest_sorted(
         "agentlog.infrastructure.backends.sqlite.search.WALK_BUDGET", 40
     )
     indexed.search_events("big", "needle")  # indexes the log
-    with sqlite_statements(app) as statements:
+    with sqlite_statements(app, monkeypatch) as statements:
         first = indexed.search_events("big", "needle", limit=20)
     chunks = [text for text in statements if re.search(r"rowid = w\.id\b", text)]
     assert len(chunks) == 2, chunks  # 21 then 42 documents tested, not 84 more
@@ -631,7 +631,9 @@ def test_a_session_walk_past_its_budget_reads_the_rest_sorted(
     assert pages(partial(indexed.search_events, "big", "needle")) == expected
 
 
-def test_the_sqlite_index_reads_only_the_bands_with_matches(app: Sessions) -> None:
+def test_the_sqlite_index_reads_only_the_bands_with_matches(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The full-text ids follow the order's bands (a document's token count):
     a page goes straight to the first band holding a match, and one band of
     few matches is read sorted; no document is tested, none is read twice."""
@@ -643,7 +645,7 @@ def test_the_sqlite_index_reads_only_the_bands_with_matches(app: Sessions) -> No
     fillers_then_needles(app, "filler")
     query = SessionQuery(app)
     query.search_sessions("needle")  # indexes the log
-    with sqlite_statements(app) as statements:
+    with sqlite_statements(app, monkeypatch) as statements:
         items = query.search_sessions("needle").items
     assert [item.session_id for item in items] == [f"n{n}" for n in range(4, -1, -1)]
     assert not [text for text in statements if "rowid = w.id" in text]

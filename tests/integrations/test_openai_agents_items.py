@@ -6,17 +6,21 @@ saves); the caller's and the tools' side are the SDK's input item types. Every i
 is checked against ``TResponseInputItem`` first, and the kinds covered are checked
 against both unions, so an SDK release that adds a kind fails here until it is
 covered. Side by side with ``SQLiteSession``: the same items back, whole and by
-``limit``, after reopening the store, and popped one by one to the empty session.
+``limit``, after reopening the store, and popped one by one to the empty session;
+then random batches of these kinds, in any order, against an in-memory one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import typing
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 agents = pytest.importorskip("agents")
 
@@ -450,6 +454,51 @@ def test_every_item_kind_round_trips_like_sqlite_session(tmp_path: Path) -> None
         assert await ours.pop_item() is None
         assert reopened.messages("s") == []
         reopened.close()
+        reference.close()
+
+    asyncio.run(main())
+
+
+CATALOGUE = [item for batch in runs() for item in batch]
+
+
+@st.composite
+def sessions_of_batches(draw: st.DrawFn) -> list[list[Any]]:
+    """Batches of items of any kind, in any order, some texts replaced."""
+    batches = []
+    for _ in range(draw(st.integers(1, 6))):
+        batch = []
+        for index in draw(st.lists(st.sampled_from(range(len(CATALOGUE))), max_size=5)):
+            item = copy.deepcopy(CATALOGUE[index])
+            if item.get("role") == "user" and draw(st.booleans()):
+                item = {"role": "user", "content": draw(st.text(max_size=12))}
+            batch.append(item)
+        batches.append(batch)
+    return batches
+
+
+@settings(max_examples=40, deadline=None)
+@given(batches=sessions_of_batches(), pops=st.integers(0, 4))
+def test_random_item_sequences_round_trip(batches: list[list[Any]], pops: int) -> None:
+    async def main() -> None:
+        reference = SQLiteSession("ref")
+        app = Sessions()
+        ours = AgentlogSession("s", app)
+        for batch in batches:
+            await reference.add_items(batch)
+            await ours.add_items(batch)
+        expected = await reference.get_items()
+        assert await ours.get_items() == expected
+        for limit in (1, 3, 10):
+            assert await ours.get_items(limit) == expected[-limit:]
+        for _ in range(pops):
+            assert await ours.pop_item() == await reference.pop_item()
+        assert await ours.get_items() == await reference.get_items()
+        if app.is_stored("s"):
+            checker = InvariantChecker()
+            for event in app.read_events("s"):
+                checker.feed(event)
+        app.close()
         reference.close()
 
     asyncio.run(main())

@@ -4,7 +4,9 @@ Only the events on the current surface are fetched and decoded (a long session h
 five or more log-only rows per message). Messages of stored events are cached per
 seq, because a stored event never changes; unflushed events are derived on every
 call, because a lost conflict or a discarded command can drop them. Every call
-returns fresh copies equal to a fold from scratch (docs/surface.md#derived-messages).
+returns messages equal to a fold from scratch (docs/surface.md#derived-messages):
+fresh copies, or for an in-library reader that copies what it hands out (the OpenAI
+Agents session), the cached messages themselves.
 """
 
 from __future__ import annotations

@@ -159,26 +159,35 @@ class TestPostgresSearchView(ViewCase):
     backend, view_class = "postgres", postgres_search.PostgresSearchView
 
 
-class TestSQLiteSessionRecorder(
-    Backend, ApplicationRecorderTestCase[SQLiteSessionRecorder]
-):
-    """The library's application-recorder cases on the recorder ``Sessions`` uses."""
-
-    backend = "sqlite"
+class StoredSessionsCase(Backend):
+    """A library case on a ``Sessions`` store: string ids (session ids are
+    strings), and no timing-only cases."""
 
     def new_originator_id(self) -> str:
-        return str(uuid.uuid4())  # session ids are strings
-
-    def create_recorder(self) -> SQLiteSessionRecorder:
-        recorder = self.app.recorder
-        assert isinstance(recorder, SQLiteSessionRecorder)
-        return recorder
+        return str(uuid.uuid4())
 
     @unittest.skip(NOT_TIMED)
     def test_performance(self) -> None: ...
 
+
+class SessionRecorderCase(StoredSessionsCase):
+    """The library's application-recorder cases on the recorder ``Sessions`` uses."""
+
+    recorder_class: ClassVar[type[Any]]
+
+    def create_recorder(self) -> Any:
+        recorder = self.app.recorder
+        assert isinstance(recorder, self.recorder_class)
+        return recorder
+
     @unittest.skip(NOT_TIMED)
     def test_concurrent_throughput(self) -> None: ...
+
+
+class TestSQLiteSessionRecorder(
+    SessionRecorderCase, ApplicationRecorderTestCase[SQLiteSessionRecorder]
+):
+    backend, recorder_class = "sqlite", SQLiteSessionRecorder
 
     @unittest.skip(
         "crashed its pytest-xdist worker once in seven full CI runs (passes alone in "
@@ -189,47 +198,15 @@ class TestSQLiteSessionRecorder(
 
 
 class TestPOPOSessionRecorder(
-    Backend, ApplicationRecorderTestCase[POPOSessionRecorder]
+    SessionRecorderCase, ApplicationRecorderTestCase[POPOSessionRecorder]
 ):
-    """The same cases on the in-memory recorder ``Sessions`` uses."""
-
-    backend = "popo"
-
-    def new_originator_id(self) -> str:
-        return str(uuid.uuid4())
-
-    def create_recorder(self) -> POPOSessionRecorder:
-        recorder = self.app.recorder
-        assert isinstance(recorder, POPOSessionRecorder)
-        return recorder
-
-    @unittest.skip(NOT_TIMED)
-    def test_performance(self) -> None: ...
-
-    @unittest.skip(NOT_TIMED)
-    def test_concurrent_throughput(self) -> None: ...
+    backend, recorder_class = "popo", POPOSessionRecorder
 
 
 class TestPostgresSessionRecorder(
-    Backend, ApplicationRecorderTestCase[PostgresSessionRecorder]
+    SessionRecorderCase, ApplicationRecorderTestCase[PostgresSessionRecorder]
 ):
-    """The same cases on the PostgreSQL recorder ``Sessions`` uses."""
-
-    backend = "postgres"
-
-    def new_originator_id(self) -> str:
-        return str(uuid.uuid4())
-
-    def create_recorder(self) -> PostgresSessionRecorder:
-        recorder = self.app.recorder
-        assert isinstance(recorder, PostgresSessionRecorder)
-        return recorder
-
-    @unittest.skip(NOT_TIMED)
-    def test_performance(self) -> None: ...
-
-    @unittest.skip(NOT_TIMED)
-    def test_concurrent_throughput(self) -> None: ...
+    backend, recorder_class = "postgres", PostgresSessionRecorder
 
 
 class PostgresTrackingSubclass(PostgresTrackingRecorder):
@@ -275,38 +252,30 @@ class TestPostgresFactory(
         return PostgresProcessRecorder
 
 
-class TestPostgresSnapshotRecorder(Backend, AggregateRecorderTestCase):
+class TestPostgresSnapshotRecorder(StoredSessionsCase, AggregateRecorderTestCase):
     """The library's aggregate-recorder cases on our factory's snapshot
     recorder (the library's class, on our datastore)."""
 
     backend = "postgres"
-
-    def new_originator_id(self) -> str:
-        return str(uuid.uuid4())  # session ids are strings
 
     def create_recorder(self) -> AggregateRecorder:
         factory = self.app.factory
         assert isinstance(factory.datastore, AgentlogPostgresDatastore)
         return factory.aggregate_recorder("snapshots")
 
-    @unittest.skip(NOT_TIMED)
-    def test_performance(self) -> None: ...
 
-
-class TestPostgresProcessRecorder(Backend, ProcessRecorderTestCase):
+class TestPostgresProcessRecorder(StoredSessionsCase, ProcessRecorderTestCase):
     """The library's process-recorder cases on our factory's process recorder:
     events and tracking written in one transaction through our datastore."""
 
     backend = "postgres"
 
-    def new_originator_id(self) -> str:
-        return str(uuid.uuid4())  # session ids are strings
-
     def create_recorder(self) -> ProcessRecorder:
         return self.app.factory.process_recorder()
 
-    @unittest.skip(NOT_TIMED)
-    def test_performance(self) -> None: ...
 
-
-del ViewCase  # abstract: collected only through its subclasses
+del (
+    ViewCase,
+    StoredSessionsCase,
+    SessionRecorderCase,
+)  # abstract: collected only through subclasses

@@ -13,18 +13,14 @@ be the scan's, cursor by cursor.
 from __future__ import annotations
 
 import tempfile
-from functools import partial
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentlog.application import Sessions
-from agentlog.application.query import SessionQuery
 from agentlog.infrastructure.backends.sqlite import search as sqlite_search
-from tests.query.support import CountingReader, ev, header, raw_write_many
-from tests.scenarios.harness import U
+from tests.search.scan_pages import assert_index_pages_are_scan_pages
 
 VOCABULARY = ["a", "b", "c", "d", "文", "文件", "件结", "가"]
 """Latin words and pieces of spaceless runs: joined without spaces, they make
@@ -54,16 +50,6 @@ knobs = st.fixed_dictionaries(
 phrases = joined(st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=2))
 
 
-def pages(call: Any, limit: int) -> list[Any]:
-    out: list[Any] = []
-    page = call(limit=limit)
-    out += [item.to_json() for item in page.items]
-    while page.next_cursor is not None:
-        page = call(limit=limit, cursor=page.next_cursor)
-        out += [item.to_json() for item in page.items]
-    return out
-
-
 @settings(
     max_examples=40,
     deadline=None,
@@ -91,27 +77,6 @@ def test_band_pages_are_the_scan_pages(
         }
         app = Sessions(env=env)
         try:
-            raw_write_many(
-                app,
-                [
-                    (
-                        header(f"s{number}", created_at=number),
-                        [
-                            ev(seq, U(text), time)
-                            for seq, (text, time) in enumerate(events)
-                        ],
-                    )
-                    for number, events in enumerate(logs)
-                ],
-            )
-            indexed = SessionQuery(app)
-            scanned = SessionQuery(
-                app, persistence=CountingReader(indexed.store_reader())
-            )
-            expected = pages(partial(scanned.search_sessions, phrase), limit)
-            assert pages(partial(indexed.search_sessions, phrase), limit) == expected
-            one = partial(scanned.search_events, "s0", phrase)
-            got = pages(partial(indexed.search_events, "s0", phrase), limit)
-            assert got == pages(one, limit)
+            assert_index_pages_are_scan_pages(app, logs, phrase, limit)
         finally:
             app.close()

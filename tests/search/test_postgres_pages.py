@@ -11,19 +11,14 @@ the common words (whose pairs GIN finds phrases by) are chosen; every page of
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Any
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentlog.application import Sessions, search_plan
-from agentlog.application.query import SessionQuery
 from agentlog.infrastructure.backends.postgres import search as postgres_search
 from tests.conftest import postgres_schema_env
-from tests.query.support import CountingReader, ev, header, raw_write_many
-from tests.scenarios.harness import U
+from tests.search.scan_pages import assert_index_pages_are_scan_pages
 
 pytestmark = pytest.mark.slow
 
@@ -49,16 +44,6 @@ knobs = st.fixed_dictionaries(
 phrases = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=3).map(" ".join)
 
 
-def pages(call: Any, limit: int) -> list[Any]:
-    out: list[Any] = []
-    page = call(limit=limit)
-    out += [item.to_json() for item in page.items]
-    while page.next_cursor is not None:
-        page = call(limit=limit, cursor=page.next_cursor)
-        out += [item.to_json() for item in page.items]
-    return out
-
-
 @settings(
     max_examples=25,
     deadline=None,
@@ -79,28 +64,7 @@ def test_postgres_pages_are_the_scan_pages(
         schemas = postgres_schema_env()
         app = Sessions(env=next(schemas))
         try:
-            raw_write_many(
-                app,
-                [
-                    (
-                        header(f"s{number}", created_at=number),
-                        [
-                            ev(seq, U(text), time)
-                            for seq, (text, time) in enumerate(events)
-                        ],
-                    )
-                    for number, events in enumerate(logs)
-                ],
-            )
-            indexed = SessionQuery(app)
-            scanned = SessionQuery(
-                app, persistence=CountingReader(indexed.store_reader())
-            )
-            expected = pages(partial(scanned.search_sessions, phrase), limit)
-            assert pages(partial(indexed.search_sessions, phrase), limit) == expected
-            one = partial(scanned.search_events, "s0", phrase)
-            got = pages(partial(indexed.search_events, "s0", phrase), limit)
-            assert got == pages(one, limit)
+            assert_index_pages_are_scan_pages(app, logs, phrase, limit)
         finally:
             app.close()
             schemas.close()

@@ -27,7 +27,11 @@ from agentlog.application.projections import (
     TitleView,
     decode_notification,
 )
-from agentlog.application.store_errors import is_disk_full, store_errors
+from agentlog.application.store_errors import (
+    is_disk_full,
+    is_unwritable,
+    store_errors,
+)
 
 if TYPE_CHECKING:
     from eventsourcing.application import Application
@@ -40,21 +44,24 @@ logger = logging.getLogger(__name__)
 
 
 def catch_up_to_read(views: Any) -> None:
-    """Catch ``views`` up before a read; on a full disk, read what they hold.
+    """Catch ``views`` up before a read; if they cannot be written, read what
+    they hold.
 
     A read catches up first so a caller sees its own writes; when the views
-    cannot be written because the disk is full, listing and search keep
-    answering from what is already indexed (logged), as the events stay readable.
+    cannot be written because the disk is full or the store is read-only,
+    listing and search keep answering from what is already indexed (logged), as
+    the events stay readable.
     """
     try:
         views.catch_up()
     except Exception as error:
-        if not is_disk_full(error):
+        if not is_unwritable(error):
             raise
+        why = "the store's disk is full" if is_disk_full(error) else "read-only"
         logger.warning(
-            "the views cannot catch up (the store's disk is full): reading what "
-            "they already hold; newer sessions and events are missing from "
-            "listings and search until there is room"
+            "the views cannot catch up (%s): reading what they already hold;"
+            " newer sessions and events are missing from listings and search",
+            why,
         )
 
 

@@ -31,6 +31,7 @@ def fork_session(
     child_session_id: str | None = None,
 ) -> SessionHandle:
     """Seed a child with the source's events up to a ``turn/end``."""
+    app.check_writable()
     if child_session_id is not None:
         check_session_id(child_session_id)
     if not isinstance(source, SessionHandle):

@@ -124,6 +124,7 @@ class SessionLoader:
         ``new`` refuses an id a usable live handle already has.
         """
         app = self.app
+        app.check_writable()
         aggregate.invariants = app.invariants
         aggregate.clock = app.clock
         return app.live.enter(SessionHandle(app, aggregate), new=new)
@@ -164,6 +165,7 @@ class SessionLoader:
         """Close an open stored turn now (what ``get_session`` does on take-over)."""
         check_known_session_id(session_id)
         app = self.app
+        app.check_writable()
         live = app.live.get(session_id)
         if live is not None and not live.stale:
             return []

@@ -17,6 +17,7 @@ from eventsourcing.persistence import IntegrityError
 from agentlog.application.locks import thread_owner
 from agentlog.application.store_errors import (
     UNAVAILABLE,
+    is_read_only,
     store_errors,
     unavailable_message,
 )
@@ -26,6 +27,7 @@ from agentlog.domain.errors import (
     SessionConflictError,
     SessionErasedError,
     StaleSessionError,
+    StoreReadOnlyError,
     StoreUnavailableError,
 )
 from agentlog.domain.events import SessionEvent
@@ -100,6 +102,9 @@ class SessionSaver:
             )
             del aggregate.pending_events[: len(pending)]
         except UNAVAILABLE as error:
+            if is_read_only(error):
+                msg = "the store is read-only: writes are refused"
+                raise StoreReadOnlyError(msg) from error
             handle.uncertain = True
             logger.warning(
                 "store unavailable while flushing session %r; %d event(s) kept "

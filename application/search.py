@@ -50,7 +50,11 @@ from agentlog.application.search_models import (
 from agentlog.application.search_plan import IndexPlan
 from agentlog.application.store_reader import StoreReader
 from agentlog.application.stored_log import PlacedEvents
-from agentlog.domain.errors import SessionNotFoundError, SessionQueryError
+from agentlog.domain.errors import (
+    SessionNotFoundError,
+    SessionQueryError,
+    StoreReadOnlyError,
+)
 from agentlog.domain.search_text import SearchDocument, document_text, normalize_space
 from agentlog.domain.title import fold_session_title
 
@@ -337,7 +341,12 @@ class ContentSearch:
         """The store's search index, caught up; ``None``: scan instead."""
         if not isinstance(self.query.persistence, StoreReader):
             return None
-        index = search_index_of(self.query.app)
+        try:
+            index = search_index_of(self.query.app)
+        except StoreReadOnlyError as error:
+            # A read-only copy whose index was never built: scan the events.
+            log.info("no search index in a read-only store: %s", error)
+            return None
         if index is not None:
             try:
                 catch_up_to_read(index)

@@ -34,9 +34,7 @@ from agentlog.application.saving import SessionSaver
 from agentlog.application.session_reads import SessionReads
 from agentlog.application.stored_log import StoredLog
 from agentlog.application.unit_of_work import UnitOfWork
-from agentlog.domain.errors import (
-    SessionError,
-)
+from agentlog.domain.errors import SessionError, StoreReadOnlyError
 from agentlog.domain.header import check_format_version
 from agentlog.domain.session import (
     Clock,
@@ -136,7 +134,23 @@ class Sessions(ErasureFacade, LiveSessionsView):
         self.eraser = SessionEraser(self)
         # An erase that committed but could not finish (keys, scrub) before its
         # process stopped or failed is finished now (docs/erasure.md).
-        self.eraser.resume()
+        if not self.read_only:
+            self.eraser.resume()
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the store was opened read-only (a SQLite file this process
+        cannot write, or ``?mode=ro``): reads work, writes raise
+        :class:`~agentlog.domain.errors.StoreReadOnlyError`."""
+        # A factory that can open read-only says so (the SQLite one).
+        return bool(getattr(self.factory, "read_only", False))
+
+    def check_writable(self) -> None:
+        """Refuse a write up front on a read-only store (nothing is stored)."""
+        if self.read_only:
+            where = f" {self._setup.display}" if self._setup.display else ""
+            msg = f"the store{where} is read-only: writes are refused"
+            raise StoreReadOnlyError(msg)
 
     @property
     def snapshot_interval(self) -> int:

@@ -19,6 +19,7 @@ from eventsourcing.persistence import (
 from agentlog.domain.errors import (
     StoreClosedError,
     StoreNotFoundError,
+    StoreReadOnlyError,
     StoreUnavailableError,
 )
 
@@ -42,6 +43,9 @@ def store_errors() -> Iterator[None]:
     except UNAVAILABLE as error:
         if type(error.__cause__).__name__ == "PoolClosed":  # PostgreSQL's pool
             raise StoreClosedError from error
+        if is_read_only(error):
+            msg = "the store is read-only: writes are refused"
+            raise StoreReadOnlyError(msg) from error
         raise StoreUnavailableError(unavailable_message(error)) from error
     except ProgrammingError as error:
         # PostgreSQL's undefined_table / invalid_schema_name: a store opened with
@@ -66,17 +70,39 @@ DISK_FULL_SQLSTATES = frozenset({"53100"})
 """PostgreSQL's disk_full."""
 
 
+SQLITE_READONLY = 8
+"""SQLite's primary result code for "attempt to write a readonly database"."""
+
+
 def is_disk_full(error: BaseException) -> bool:
     """Whether the store refused a write because its disk (or quota) is full.
 
     Told by the drivers' own codes anywhere in the cause chain, so this module
     needs neither driver.
     """
+    return any(
+        getattr(seen, "sqlite_errorcode", None) == SQLITE_FULL
+        or getattr(seen, "sqlstate", None) in DISK_FULL_SQLSTATES
+        for seen in _causes(error)
+    )
+
+
+def is_read_only(error: BaseException) -> bool:
+    """Whether the store refused a write because it was opened read-only."""
+    return any(
+        isinstance(seen, StoreReadOnlyError)
+        or (getattr(seen, "sqlite_errorcode", -1) & 0xFF) == SQLITE_READONLY
+        for seen in _causes(error)
+    )
+
+
+def is_unwritable(error: BaseException) -> bool:
+    """A full disk or a read-only store: reads go on from what is stored."""
+    return is_disk_full(error) or is_read_only(error)
+
+
+def _causes(error: BaseException) -> Iterator[BaseException]:
     seen: BaseException | None = error
     while seen is not None:
-        if getattr(seen, "sqlite_errorcode", None) == SQLITE_FULL:
-            return True
-        if getattr(seen, "sqlstate", None) in DISK_FULL_SQLSTATES:
-            return True
+        yield seen
         seen = seen.__cause__ or seen.__context__
-    return False

@@ -192,6 +192,11 @@ class StoreNotFoundError(StoreUnavailableError):
     """A store opened without creating it does not exist (a missing SQLite file)."""
 
 
+class StoreReadOnlyError(StoreUnavailableError):
+    """The store was opened read-only (a read-only SQLite file, or ``?mode=ro``):
+    every read works, every write is refused and stores nothing."""
+
+
 class StoreClosedError(StoreUnavailableError):
     """The ``Sessions`` was closed: nothing more is read or written through it."""
 

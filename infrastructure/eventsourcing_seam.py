@@ -70,10 +70,13 @@ class SecureDeleteDatastore(SQLiteDatastore):
         self.pool = SecureDeletePool(db_name=db_name, lock_timeout=lock_timeout)
 
     @classmethod
-    def like(cls, datastore: SQLiteDatastore) -> SecureDeleteDatastore:
-        """One with the settings of ``datastore`` (the library factory's)."""
+    def like(
+        cls, datastore: SQLiteDatastore, *, db_name: str | None = None
+    ) -> SecureDeleteDatastore:
+        """One with the settings of ``datastore`` (the library factory's), on
+        ``db_name`` when given (a read-only URI)."""
         return cls(
-            datastore.pool.db_name,
+            db_name or datastore.pool.db_name,
             lock_timeout=datastore.pool.lock_timeout,
             single_row_tracking=datastore.single_row_tracking,
             originator_id_type=datastore.originator_id_type,

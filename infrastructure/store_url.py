@@ -1,6 +1,6 @@
 """Store URLs: parsing, validation and masking (no application imports).
 
-``memory:`` (POPO), ``sqlite:///path.db`` and
+``memory:`` (POPO), ``sqlite:///path.db`` (``?mode=ro``: read-only) and
 ``postgresql://user:password@host:port/db?schema=name&sslmode=require`` become the
 library's environment variables; the application never sees the URL, only the
 environment. Every parameter of a PostgreSQL URL is either a libpq connection
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 DEFAULT_STORE_URL = "sqlite:///agentlog.db"
 """The command line's default; the library itself never picks a file."""
 STORE_ENV_VAR = "AGENTLOG_STORE"
+SQLITE_READ_ONLY_ENV_VAR = "AGENTLOG_SQLITE_READ_ONLY"
+"""Set by ``sqlite:///path.db?mode=ro``: open the file read-only (docs/backends.md)."""
 CONNINFO_ENV_VAR = "AGENTLOG_POSTGRES_CONNINFO"
 """libpq parameters from the URL, url-encoded, for the PostgreSQL factory."""
 
@@ -100,8 +102,12 @@ def parse_store_url(url: str) -> StoreConfig:
 def _sqlite_config(url: str, netloc: str, raw_path: str, query: str) -> StoreConfig:
     if netloc:
         raise _refuse(url, "use sqlite:///relative.db or sqlite:////absolute/path.db")
+    read_only = False
     if query:
-        raise _refuse(url, f"SQLite URLs take no parameters (got {query!r})")
+        if query != "mode=ro":
+            msg = f"the one SQLite URL parameter is mode=ro (got {query!r})"
+            raise _refuse(url, msg)
+        read_only = True
     path = unquote(raw_path)
     path = path[1:] if path.startswith("/") else path
     if not path:
@@ -109,6 +115,8 @@ def _sqlite_config(url: str, netloc: str, raw_path: str, query: str) -> StoreCon
     if "\x00" in path:
         raise _refuse(url, "the SQLite file path contains a NUL character")
     env = {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": path}
+    if read_only:
+        env[SQLITE_READ_ONLY_ENV_VAR] = "y"
     return StoreConfig(url, env, url, sqlite_path=path)
 
 

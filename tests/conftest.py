@@ -15,9 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from agentlog.application import Sessions
 from tests.shared_memory import forget, sharing
+
+# Generation speed depends on the machine's load, not on agentlog: a shared CI
+# machine must not fail a property test for drawing its inputs slowly.
+settings.register_profile("agentlog", suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("agentlog")
 
 PG_URL = os.environ.get("AGENTLOG_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 BACKENDS = ["popo", "sqlite", "postgres"]

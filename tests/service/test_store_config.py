@@ -77,7 +77,7 @@ def test_agentlog_store_is_honoured_and_store_wins(
         ("postgresql://u@h/db?pool_size=-1", "pool_size='-1' must be"),
         ("postgresql://u@h/db?schema=a&schema=b", "parameter 'schema' is given twice"),
         ("postgresql://u:pw@h:99999/db", "Port out of range"),
-        ("sqlite:///x.db?mode=ro", "SQLite URLs take no parameters"),
+        ("sqlite:///x.db?mode=rw", "the one SQLite URL parameter is mode=ro"),
         ("mysql://u@h/db", "expected memory:"),
     ],
 )

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from eventsourcing.sqlite import SQLiteFactory
+from eventsourcing.sqlite import SQLiteFactory, SQLiteTrackingRecorder
 
+from agentlog.domain.errors import StoreReadOnlyError
 from agentlog.infrastructure.backends.sqlite.backend import BACKEND
+from agentlog.infrastructure.backends.sqlite.opening import is_read_only, read_only_uri
 from agentlog.infrastructure.backends.sqlite.recorders import SQLiteSessionRecorder
+from agentlog.infrastructure.backends.sqlite.tables import tables_ready
 from agentlog.infrastructure.eventsourcing_seam import SecureDeleteDatastore
+from agentlog.infrastructure.store_url import SQLITE_READ_ONLY_ENV_VAR
 
 if TYPE_CHECKING:
     from eventsourcing.utils import Environment, EnvType
@@ -36,5 +40,29 @@ class AgentlogSQLiteFactory(SQLiteFactory):
     def __init__(self, env: Environment | EnvType | None) -> None:
         super().__init__(env)
         library = self.datastore
-        self.datastore = SecureDeleteDatastore.like(library)
+        path = library.pool.db_name
+        self.read_only = is_read_only(
+            path, self.env.get(SQLITE_READ_ONLY_ENV_VAR, "") == "y"
+        )
+        """Opened read-only: reads work, writes raise ``StoreReadOnlyError``."""
+        self.datastore = SecureDeleteDatastore.like(
+            library, db_name=read_only_uri(path) if self.read_only else None
+        )
         library.close()
+
+    def tracking_recorder(
+        self, tracking_recorder_class: type[SQLiteTrackingRecorder] | None = None
+    ) -> SQLiteTrackingRecorder:
+        """The library's; on a read-only file, refused when its tables are missing."""
+        recorder = super().tracking_recorder(tracking_recorder_class)
+        if self.read_only and not tables_ready(recorder):
+            msg = (
+                "the store is read-only and its views were never built: open it"
+                " writable once to build them"
+            )
+            raise StoreReadOnlyError(msg)
+        return recorder
+
+    def env_create_table(self) -> bool:
+        """Never on a read-only file (what is missing stays missing)."""
+        return not self.read_only and super().env_create_table()

@@ -94,6 +94,13 @@ def ensure_tables(recorder: SQLiteTrackingRecorder) -> None:
         raise OperationalError(msg)
 
 
+def tables_ready(recorder: SQLiteTrackingRecorder) -> bool:
+    """Whether the recorder's tables exist (read only, so a read-only file can
+    tell a view that was never built)."""
+    with recorder.datastore.transaction(commit=False) as c:
+        return schema_ready(existing_names(c), recorder.create_table_statements)
+
+
 def _ready(
     recorder: SQLiteTrackingRecorder, c: SQLiteCursor, statements: list[str], key: str
 ) -> bool:

@@ -1,0 +1,184 @@
+"""A read-only SQLite store: every read works, every write is refused, typed.
+
+A backup on read-only media, a file this process may not write, or a URL with
+``?mode=ro`` opens without creating or changing anything (docs/backends.md).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import uuid
+from typing import TYPE_CHECKING
+
+import pytest
+
+from agentlog.application import Sessions
+from agentlog.application.query import SessionQuery
+from agentlog.domain.errors import (
+    StoreReadOnlyError,
+    StoreUnavailableError,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
+
+TRIGGER = {"kind": "message", "source": {"kind": "user"}}
+
+
+def write_store(path: Path, words: str = "kiwi mango", *, views: bool = True) -> str:
+    """A store with one finished turn whose user message holds ``words`` (and
+    its views, which a first query builds, unless ``views`` is false)."""
+    app = Sessions(store=f"sqlite:///{path}")
+    handle = app.create_session(cwd="/work")
+    handle.append("turn/start", {"turn": 1, "trigger": TRIGGER})
+    handle.append(
+        "user/message",
+        {"content": [{"type": "text", "text": words}], "source": {"kind": "user"}},
+        "append",
+    )
+    handle.append("turn/end", {"turn": 1, "outcome": {"kind": "completed"}})
+    app.flush(handle)
+    if views:
+        SessionQuery(app).list_sessions()
+    app.close()
+    return handle.id
+
+
+def refusals(app: Sessions, session_id: str) -> list[Callable[[], object]]:
+    return [
+        lambda: app.create_session(cwd="/work"),
+        lambda: app.get_session(session_id),
+        lambda: app.command(session_id).__enter__(),
+        lambda: app.fork(session_id),
+        lambda: app.repair(session_id),
+        lambda: app.erase(session_id, reason="test"),
+    ]
+
+
+def check_reads_work_and_writes_are_refused(url: str, session_id: str) -> None:
+    app = Sessions(store=url)
+    try:
+        assert app.read_only
+        assert [e["type"] for e in app.read_events(session_id)] == [
+            "turn/start",
+            "user/message",
+            "turn/end",
+        ]
+        assert app.messages(session_id)[0]["role"] == "user"
+        query = SessionQuery(app)
+        assert [r.header["id"] for r in query.list_sessions()] == [session_id]
+        found = query.search_sessions("mango")
+        assert [hit.session_id for hit in found.items] == [session_id]
+        for attempt in refusals(app, session_id):
+            with pytest.raises(StoreReadOnlyError):
+                attempt()
+    finally:
+        app.close()  # nothing pending: closing never writes
+
+
+def test_mode_ro_reads_everything_and_refuses_every_write(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    session_id = write_store(path)
+    builder = Sessions(store=f"sqlite:///{path}")
+    SessionQuery(builder).search_sessions("kiwi")  # the index too
+    builder.close()
+    before = path.read_bytes()
+    check_reads_work_and_writes_are_refused(f"sqlite:///{path}?mode=ro", session_id)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["store.db"]
+
+
+def test_a_copy_whose_index_was_never_built_is_searched_by_scanning(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "store.db"
+    session_id = write_store(path, "papaya mango")
+    check_reads_work_and_writes_are_refused(f"sqlite:///{path}?mode=ro", session_id)
+
+
+def test_a_copy_whose_views_were_never_built_says_so(tmp_path: Path) -> None:
+    """A store no query ever ran on: events read, listing refused in one line."""
+    path = tmp_path / "store.db"
+    session_id = write_store(path, views=False)
+    app = Sessions(store=f"sqlite:///{path}?mode=ro")
+    try:
+        assert len(app.read_events(session_id)) == 3
+        with pytest.raises(StoreReadOnlyError) as caught:
+            SessionQuery(app).list_sessions()
+        assert "read-only and its views were never built" in str(caught.value)
+    finally:
+        app.close()
+
+
+def test_a_write_ahead_log_not_in_the_file_is_refused_not_skipped(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "store.db"
+    write_store(path)
+    writer = Sessions(store=f"sqlite:///{path}")  # holds the WAL open
+    try:
+        handle = writer.create_session(cwd="/later")
+        writer.flush(handle)
+        copy = tmp_path / "copy"
+        copy.mkdir()
+        for name in ("store.db", "store.db-wal"):
+            shutil.copy(tmp_path / name, copy / name)
+    finally:
+        writer.close()
+    with pytest.raises(StoreUnavailableError) as caught:
+        Sessions(store=f"sqlite:///{copy / 'store.db'}?mode=ro")
+    assert "write-ahead log" in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.fixture
+def read_only_mount(tmp_path: Path) -> Iterator[Path]:
+    """``tmp_path/ro``: a read-only bind mount of ``tmp_path/rw`` (needs root)."""
+    source, target = tmp_path / "rw", tmp_path / "ro"
+    source.mkdir()
+    target.mkdir()
+    mounted = subprocess.run(
+        ["mount", "--bind", str(source), str(target)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip("cannot bind-mount here (needs root)")
+    try:
+        remounted = subprocess.run(
+            ["mount", "-o", "remount,ro,bind", str(target)], capture_output=True
+        )
+        if remounted.returncode != 0:
+            pytest.skip("cannot remount read-only here")
+        yield target
+    finally:
+        subprocess.run(["umount", str(target)], check=True)
+
+
+@pytest.mark.slow  # runs mount(8)
+def test_a_file_on_a_read_only_mount_opens_read_only(read_only_mount: Path) -> None:
+    session_id = write_store(read_only_mount.parent / "rw" / "store.db")
+    url = f"sqlite:///{read_only_mount / 'store.db'}"
+    check_reads_work_and_writes_are_refused(url, session_id)
+
+
+@pytest.mark.slow  # runs mount(8) and the command line
+def test_the_command_line_reads_a_read_only_copy_in_one_line(
+    read_only_mount: Path,
+) -> None:
+    session_id = write_store(read_only_mount.parent / "rw" / "store.db")
+    store = f"sqlite:///{read_only_mount / 'store.db'}"
+    listed = subprocess.run(
+        ["agentlog", "--store", store, "ls", "--json"], capture_output=True, text=True
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert session_id in listed.stdout
+    erased = subprocess.run(
+        ["agentlog", "--store", store, "erase", session_id, "--reason", "t"],
+        capture_output=True,
+        text=True,
+    )
+    assert erased.returncode == 1
+    assert erased.stderr.count("\n") == 1
+    assert "read-only" in erased.stderr
+    assert str(uuid.UUID(session_id)) == session_id

@@ -8,10 +8,15 @@ and loads libpq, more than the whole ``agentlog ls`` of a SQLite store costs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import time
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from eventsourcing.persistence import StoredEvent, Tracking
-from eventsourcing.postgres import PostgresApplicationRecorder, PostgresTrackingRecorder
+from eventsourcing.postgres import (
+    PostgresApplicationRecorder,
+    PostgresSubscription,
+    PostgresTrackingRecorder,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -52,6 +57,29 @@ class PostgresRecorderSeam(PostgresApplicationRecorder):
     def lock_table(self, curs: Cursor[DictRow]) -> None:
         """The library's lock of the events table (serialises every writer)."""
         self._lock_table(curs)
+
+
+class PollingPostgresSubscription(PostgresSubscription):
+    """The library's PostgreSQL subscription, woken by a clock, not ``LISTEN``.
+
+    Behind a transaction-mode pooler a ``LISTEN`` is registered on a server
+    session the client gives back at once, so no notification would ever wake
+    the library's pull thread. Its listen thread (``_listen``) here sets the
+    pull thread's event (``_has_been_notified``) every :attr:`poll_seconds`
+    instead, checking ``_has_been_stopped`` as often as the library does.
+    """
+
+    poll_seconds: ClassVar[float] = 0.5
+    tick_seconds: ClassVar[float] = 0.1
+
+    def _listen(self) -> None:
+        waited = 0.0
+        while not self._has_been_stopped and not self._thread_error:
+            time.sleep(self.tick_seconds)
+            waited += self.tick_seconds
+            if waited >= self.poll_seconds:
+                waited = 0.0
+                self._has_been_notified.set()
 
 
 def postgres_insert(

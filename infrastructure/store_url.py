@@ -4,8 +4,9 @@
 ``postgresql://user:password@host:port/db?schema=name&sslmode=require`` become the
 library's environment variables; the application never sees the URL, only the
 environment. Every parameter of a PostgreSQL URL is either a libpq connection
-parameter (passed to every connection), one of agentlog's pool settings, or
-refused with one line: nothing is dropped. See ``docs/service.md``.
+parameter (passed to every connection), one of agentlog's pool settings,
+``pooler=transaction``, or refused with one line: nothing is dropped. See
+``docs/service.md``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ SQLITE_READ_ONLY_ENV_VAR = "AGENTLOG_SQLITE_READ_ONLY"
 """Set by ``sqlite:///path.db?mode=ro``: open the file read-only (docs/backends.md)."""
 CONNINFO_ENV_VAR = "AGENTLOG_POSTGRES_CONNINFO"
 """libpq parameters from the URL, url-encoded, for the PostgreSQL factory."""
+POOLER_ENV_VAR = "AGENTLOG_POSTGRES_POOLER"
+"""``transaction``: the URL names a pooler in transaction mode (``?pooler=``)."""
+POOLER_MODES = frozenset({"transaction"})
 
 MEMORY_URLS = frozenset({"memory:", "memory://", "popo:"})
 SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
@@ -153,6 +157,8 @@ def _postgres_config(url: str) -> StoreConfig:
         if name == "schema":
             schema = _schema(url, value)
             env["POSTGRES_SCHEMA"] = schema
+        elif name == "pooler":
+            env[POOLER_ENV_VAR] = _pooler(url, value)
         elif name in POOL_PARAMETERS:
             variable, kind = POOL_PARAMETERS[name]
             env[variable] = _checked(url, name, value, kind)
@@ -163,10 +169,17 @@ def _postgres_config(url: str) -> StoreConfig:
         else:
             raise _refuse(
                 url,
-                f"unknown parameter {name!r}; expected schema, a pool setting "
+                f"unknown parameter {name!r}; expected schema, pooler, a pool setting "
                 f"({', '.join(POOL_PARAMETERS)}) or a libpq connection parameter "
                 "(sslmode, sslrootcert, application_name, options, connect_timeout…)",
             )
+    if POOLER_ENV_VAR in env and "idle_in_transaction_session_timeout" in seen:
+        raise _refuse(
+            url,
+            "idle_in_transaction_session_timeout is a per-connection setting, which "
+            "a transaction-mode pooler shares between clients; set it on the server "
+            "(ALTER ROLE … SET) or in the pooler (PgBouncer: idle_transaction_timeout)",
+        )
     if conninfo:
         env[CONNINFO_ENV_VAR] = urlencode(conninfo)
     return StoreConfig(url, env, mask_url(url), schema, conninfo)
@@ -183,6 +196,16 @@ def libpq_keywords() -> frozenset[str]:
     from psycopg import pq
 
     return frozenset(option.keyword.decode() for option in pq.Conninfo.get_defaults())
+
+
+def _pooler(url: str, value: str) -> str:
+    if value not in POOLER_MODES:
+        raise _refuse(
+            url,
+            f"pooler={value!r} must be 'transaction' (a pooler in session mode "
+            "needs no setting)",
+        )
+    return value
 
 
 def _schema(url: str, value: str) -> str:

@@ -116,7 +116,17 @@ def start_runners(
     env: Mapping[str, str],
     application_class: type[Sessions] = WorkerSessions,
 ) -> list[ProjectionRunner[Sessions, Any]]:
-    """A started library ``ProjectionRunner`` per pair, stopped with ``stack``."""
+    """A started library ``ProjectionRunner`` per pair, stopped with ``stack``.
+
+    The runner builds each view with the factory ``PERSISTENCE_MODULE`` names,
+    so it is pointed at ours, as ``Sessions`` points its own: the views'
+    connections then get the URL's libpq parameters and a pooler's settings,
+    and their tables the locked creation.
+    """
+    env = dict(env)
+    _, backend = _backend(env)
+    if backend is not None:
+        env["PERSISTENCE_MODULE"] = backend.factory_topic
     return [
         stack.enter_context(
             ProjectionRunner(

@@ -22,7 +22,8 @@ PRIVATE = re.compile(
     r"\b(_insert_events|_insert_stored_events|_create_table|_insert_tracking|"
     r"_max_tracking_ids?|_assert_uniqueness|_assert_tracking_uniqueness|"
     r"_stored_events(_index)?|_database_lock|_notify_listeners|_lock_table|"
-    r"_create_connection|_sqlite_conn|_notification_log|__base_init__)\b"
+    r"_create_connection|_sqlite_conn|_notification_log|__base_init__|_listen|"
+    r"_has_been_notified|_has_been_stopped|_thread_error)\b"
 )
 
 
@@ -240,3 +241,27 @@ def test_postgres_hooks_exist_with_the_signatures_the_seam_calls() -> None:
         "self",
         "application_name",
     ]
+
+
+def test_a_polling_subscription_overrides_the_listen_thread_the_pull_thread_waits_on() -> (
+    None
+):
+    """The library's PostgreSQL subscription runs ``_listen`` in a thread of its
+    own, and its pull thread waits on ``_has_been_notified``; both threads stop
+    on ``_has_been_stopped``, and a listen error goes to ``_thread_error``."""
+    import inspect
+
+    from eventsourcing.persistence import ListenNotifySubscription
+    from eventsourcing.postgres import PostgresSubscription
+
+    init = inspect.getsource(PostgresSubscription.__init__)
+    assert "Thread(target=self._listen)" in init
+    pull = inspect.getsource(ListenNotifySubscription._loop_on_pull)
+    assert "self._has_been_notified.wait()" in pull
+    assert "while not self._has_been_stopped" in pull
+    assert "_thread_error" in inspect.getsource(PostgresSubscription._listen)
+    from agentlog.infrastructure.eventsourcing_seam_postgres import (
+        PollingPostgresSubscription,
+    )
+
+    assert "_listen" in vars(PollingPostgresSubscription)

@@ -78,6 +78,12 @@ def test_agentlog_store_is_honoured_and_store_wins(
         ("postgresql://u@h/db?schema=a&schema=b", "parameter 'schema' is given twice"),
         ("postgresql://u:pw@h:99999/db", "Port out of range"),
         ("sqlite:///x.db?mode=rw", "the one SQLite URL parameter is mode=ro"),
+        ("postgresql://u@h/db?pooler=session", "pooler='session' must be"),
+        (
+            "postgresql://u@h/db?pooler=transaction"
+            "&idle_in_transaction_session_timeout=5",
+            "idle_in_transaction_session_timeout is a per-connection setting",
+        ),
         ("mysql://u@h/db", "expected memory:"),
     ],
 )
@@ -106,6 +112,18 @@ def test_libpq_and_pool_parameters_are_kept() -> None:
     assert config.env["POSTGRES_CONNECT_TIMEOUT"] == "3"
     assert config.env["POSTGRES_SCHEMA"] == "app"
     assert "s3cret" not in config.display
+
+
+def test_a_transaction_pooler_turns_prepared_statements_off() -> None:
+    from agentlog.infrastructure.backends.postgres.connection import (
+        connection_kwargs,
+    )
+
+    pooled = parse_store_url("postgresql://u@h/db?pooler=transaction")
+    assert pooled.env["AGENTLOG_POSTGRES_POOLER"] == "transaction"
+    assert connection_kwargs(pooled.env)["prepare_threshold"] is None
+    direct = parse_store_url("postgresql://u@h/db")
+    assert "prepare_threshold" not in connection_kwargs(direct.env)
 
 
 def test_mask_url_hides_the_password_only() -> None:

@@ -8,22 +8,37 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 import psycopg
 
 from agentlog.domain.errors import StoreUnavailableError
-from agentlog.infrastructure.store_url import CONNINFO_ENV_VAR
+from agentlog.infrastructure.store_url import CONNINFO_ENV_VAR, POOLER_ENV_VAR
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
 DEFAULT_APPLICATION_NAME = "agentlog"
+DDL_LOCK_FIRST_WAIT = 0.01
+DDL_LOCK_LAST_WAIT = 0.2
+"""Seconds between tries of a table-creation lock, doubling up to the last."""
+
+
+def transaction_pooler(env: Mapping[str, str]) -> bool:
+    """Whether the store is reached through a pooler in transaction mode
+    (``?pooler=transaction``): each transaction may run on another server
+    session, so nothing may rely on one (docs/service.md#behind-a-pooler)."""
+    return (env.get(POOLER_ENV_VAR) or "") == "transaction"
 
 
 def connection_kwargs(env: Mapping[str, str]) -> dict[str, Any]:
-    """libpq keyword arguments from the library's variables and the URL's extras."""
+    """psycopg keyword arguments from the library's variables and the URL's extras.
+
+    Behind a transaction-mode pooler no statement is prepared: a prepared
+    statement lives in one server session, and the next transaction may run
+    in another (``prepared statement "_pg3_0" does not exist``)."""
     kwargs: dict[str, Any] = {
         "dbname": env["POSTGRES_DBNAME"],
         "host": env["POSTGRES_HOST"],
@@ -37,6 +52,8 @@ def connection_kwargs(env: Mapping[str, str]) -> dict[str, Any]:
     if timeout:
         kwargs["connect_timeout"] = timeout
     kwargs.update(parse_qsl(env.get(CONNINFO_ENV_VAR) or ""))
+    if transaction_pooler(env):
+        kwargs["prepare_threshold"] = None
     return kwargs
 
 
@@ -64,6 +81,31 @@ def unavailable(
     return StoreUnavailableError(
         f"cannot reach the PostgreSQL {what} {describe(kwargs)}: {reason}"
     )
+
+
+@contextlib.contextmanager
+def ddl_lock(connection: psycopg.Connection[Any], key: int) -> Iterator[None]:
+    """Hold advisory lock ``key`` in a transaction of ``connection`` (autocommit).
+
+    A transaction's lock, not a session's: behind a transaction-mode pooler a
+    session's lock stays on the server session after the client has gone. The
+    lock is tried, not waited for, each try in a transaction of its own, so a
+    waiting opener holds no server session of the pooler between tries: the
+    holder's table creation needs one more (its pooled connections). The
+    holding transaction may stay idle as long as that creation waits.
+    """
+    delay = DDL_LOCK_FIRST_WAIT
+    while True:
+        with connection.transaction():
+            connection.execute("SET LOCAL idle_in_transaction_session_timeout = 0")
+            row = connection.execute(
+                "SELECT pg_try_advisory_xact_lock(%s)", (key,)
+            ).fetchone()
+            if row is not None and row[0]:
+                yield
+                return
+        time.sleep(delay)
+        delay = min(delay * 2, DDL_LOCK_LAST_WAIT)
 
 
 @contextlib.contextmanager

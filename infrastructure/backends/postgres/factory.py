@@ -14,6 +14,9 @@ Three additions over :class:`eventsourcing.postgres.PostgresFactory`:
   same lock the URL's schema is created if it is missing (the library expects it
   to exist), however the store was named: ``Sessions(store=…)``,
   ``AGENTLOG_STORE`` or :func:`~agentlog.infrastructure.store.open_sessions`.
+  The lock is a transaction's, held by an open transaction, so it is released
+  with it even behind a transaction-mode pooler (``pooler.py``), where a
+  session's lock would stay on a server session after the client left.
 """
 
 from __future__ import annotations
@@ -28,10 +31,15 @@ from psycopg.sql import SQL, Identifier
 from agentlog.infrastructure.backends.postgres.backend import BACKEND
 from agentlog.infrastructure.backends.postgres.connection import (
     connection_kwargs,
+    ddl_lock,
+    transaction_pooler,
     unavailable,
 )
 from agentlog.infrastructure.backends.postgres.datastore import (
     AgentlogPostgresDatastore,
+)
+from agentlog.infrastructure.backends.postgres.pooler import (
+    TransactionPoolerDatastore,
 )
 from agentlog.infrastructure.backends.postgres.recorders import PostgresSessionRecorder
 
@@ -58,7 +66,12 @@ class AgentlogPostgresFactory(PostgresFactory):
         super().__init__(env)
         kwargs = connection_kwargs(self.env)
         library = self.datastore
-        self.datastore = AgentlogPostgresDatastore.like(library, kwargs)
+        ours = (
+            TransactionPoolerDatastore
+            if transaction_pooler(self.env)
+            else AgentlogPostgresDatastore
+        )
+        self.datastore = ours.like(library, kwargs)
         library.close()
         pool_kwargs = self.datastore.pool.kwargs
         assert isinstance(pool_kwargs, dict)
@@ -86,22 +99,24 @@ class AgentlogPostgresFactory(PostgresFactory):
 
     @contextlib.contextmanager
     def _ddl_lock(self) -> Iterator[None]:
-        """Hold the advisory lock while the library creates tables (if it does)."""
+        """Hold the advisory lock while the library creates tables (if it does).
+
+        The schema is created in a first locked transaction, committed so the
+        library's connections see it; a second one holds the lock while they
+        create the tables.
+        """
         if not self.env_create_table():
             yield
             return
         with self._connection() as connection:
-            connection.execute("SELECT pg_advisory_lock(%s)", (DDL_LOCK_KEY,))
-            try:
+            with ddl_lock(connection, DDL_LOCK_KEY):
                 connection.execute(
                     SQL("CREATE SCHEMA IF NOT EXISTS {0}").format(
                         Identifier(self.datastore.schema)
                     )
                 )
+            with ddl_lock(connection, DDL_LOCK_KEY):
                 yield
-            finally:
-                with contextlib.suppress(psycopg.Error):
-                    connection.execute("SELECT pg_advisory_unlock(%s)", (DDL_LOCK_KEY,))
 
     def aggregate_recorder(self, purpose: str = "events") -> AggregateRecorder:
         with self._ddl_lock():

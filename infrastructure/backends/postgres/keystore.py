@@ -12,6 +12,7 @@ from psycopg.sql import SQL, Identifier
 
 from agentlog.infrastructure.backends.postgres.connection import (
     connection_kwargs,
+    ddl_lock,
     unavailable,
 )
 from agentlog.infrastructure.keystore import CHECK_TABLE, KEYS_TABLE, KeyStore
@@ -35,29 +36,23 @@ class PostgresKeyStore(KeyStore):
         self._schema = config.schema or "public"
         self._db_lock = threading.Lock()
         self._db: psycopg.Connection[Any] | None = None
-        with self._using() as db:
-            db.execute("SELECT pg_advisory_lock(%s)", (KEYSTORE_DDL_LOCK,))
-            try:
-                db.execute(
-                    SQL("CREATE SCHEMA IF NOT EXISTS {0}").format(
-                        Identifier(self._schema)
-                    )
-                )
-                db.execute(
-                    SQL(
-                        "CREATE TABLE IF NOT EXISTS {0} (session_id text PRIMARY KEY, "
-                        "wrapped_key bytea NOT NULL, created_at timestamptz NOT NULL "
-                        "DEFAULT now())"
-                    ).format(self._table(KEYS_TABLE))
-                )
-                db.execute(
-                    SQL(
-                        "CREATE TABLE IF NOT EXISTS {0} (id int PRIMARY KEY CHECK "
-                        "(id = 1), check_value bytea NOT NULL)"
-                    ).format(self._table(CHECK_TABLE))
-                )
-            finally:
-                db.execute("SELECT pg_advisory_unlock(%s)", (KEYSTORE_DDL_LOCK,))
+        with self._using() as db, ddl_lock(db, KEYSTORE_DDL_LOCK):
+            db.execute(
+                SQL("CREATE SCHEMA IF NOT EXISTS {0}").format(Identifier(self._schema))
+            )
+            db.execute(
+                SQL(
+                    "CREATE TABLE IF NOT EXISTS {0} (session_id text PRIMARY KEY, "
+                    "wrapped_key bytea NOT NULL, created_at timestamptz NOT NULL "
+                    "DEFAULT now())"
+                ).format(self._table(KEYS_TABLE))
+            )
+            db.execute(
+                SQL(
+                    "CREATE TABLE IF NOT EXISTS {0} (id int PRIMARY KEY CHECK "
+                    "(id = 1), check_value bytea NOT NULL)"
+                ).format(self._table(CHECK_TABLE))
+            )
 
     def _table(self, name: str) -> SQL | Any:
         return SQL("{0}.{1}").format(Identifier(self._schema), Identifier(name))

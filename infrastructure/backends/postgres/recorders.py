@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 from eventsourcing.persistence import StoredEvent
 from psycopg.sql import SQL, Composed, Identifier
 
+from agentlog.infrastructure.backends.postgres.pooler import listens
 from agentlog.infrastructure.eventsourcing_seam_postgres import (
+    PollingPostgresSubscription,
     PostgresRecorderSeam,
     postgres_insert,
 )
@@ -25,6 +27,7 @@ from agentlog.infrastructure.recorders import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from eventsourcing.persistence import ApplicationRecorder, Subscription
     from psycopg import Cursor
     from psycopg.rows import DictRow
 
@@ -46,6 +49,15 @@ class PostgresSessionRecorder(PostgresRecorderSeam, StreamWrites):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._add_pending_table()
+
+    def subscribe(
+        self, gt: int | None = None, topics: Sequence[str] = ()
+    ) -> Subscription[ApplicationRecorder]:
+        """The library's ``LISTEN`` subscription, or a polling one behind a
+        transaction-mode pooler (where a ``LISTEN`` hears nothing)."""
+        if listens(self.datastore):
+            return super().subscribe(gt, topics)
+        return PollingPostgresSubscription(recorder=self, gt=gt, topics=topics)
 
     def insert_in_transaction(
         self,

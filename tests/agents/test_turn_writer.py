@@ -435,3 +435,35 @@ def test_an_async_turn_on_a_handle_writes_and_the_loop_flushes() -> None:
     ]
     assert steps == [(1, 1), (1, 2), (2, 1)]
     assert "half" not in str(events)
+
+
+def test_a_cancelled_async_step_on_a_handle_drops_its_events() -> None:
+    async def main() -> None:
+        app = AsyncSessions()
+        handle = await app.create_session(session_id="s")
+        started = asyncio.Event()
+
+        async def stuck_step(turn: Any) -> None:
+            async with turn.step() as step:
+                step.assistant("half")
+                started.set()
+                await asyncio.sleep(60)
+
+        async with app.turn(handle, user="go") as turn:
+            task = asyncio.create_task(stuck_step(turn))
+            await started.wait()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            async with turn.step() as step:
+                step.assistant("done")
+        assert "half" not in str(handle.pending)
+        await app.flush(handle)
+        events = await app.read_events("s")
+        await app.close()
+        checker = InvariantChecker()
+        for event in events:
+            checker.feed(event)
+        assert [e["type"] for e in events].count("step/start") == 1
+
+    asyncio.run(main())

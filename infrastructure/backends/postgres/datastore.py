@@ -26,6 +26,8 @@ from eventsourcing.persistence import InterfaceError, OperationalError
 from eventsourcing.postgres import ConnectionPool, PostgresDatastore
 from psycopg_pool import PoolClosed
 
+from agentlog.domain.errors import StoreClosedError
+
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
@@ -153,7 +155,19 @@ class AgentlogPostgresDatastore(PostgresDatastore):
             enable_db_functions=datastore.enable_db_functions,
         )
 
+    closed = False
+    """Whether :meth:`close` was called (the pool is also "closed" before its
+    lazy first open)."""
+
+    def close(self) -> None:
+        self.closed = True
+        super().close()
+
     @contextlib.contextmanager
     def get_connection(self) -> Iterator[Connection[DictRow]]:
+        if self.closed:
+            # Not the pool's PoolClosed, an OperationalError the library's
+            # recorders retry for 2 s: a closed store fails at once, typed.
+            raise StoreClosedError
         with self.lost.watching(), super().get_connection() as connection:
             yield connection

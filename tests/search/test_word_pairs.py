@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentlog.application.common_words import choose_common
 from agentlog.infrastructure.backends.sqlite.word_pairs import (
     BREAK,
-    choose_common,
     pair_token,
     pairs_phrase,
     pairs_text,
@@ -56,3 +56,4 @@ def test_common_words_are_chosen_deterministically() -> None:
     assert choose_common(counts, 100) == ["a", "the", "is"]
     assert choose_common(counts, 100) == choose_common(reversed(counts), 100)
     assert choose_common([("w", 1)], 1000) == []
+    assert choose_common([("naïve", 90), ("a-b", 90), ("文", 90)], 100) == []

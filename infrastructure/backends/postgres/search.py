@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from psycopg.sql import SQL, Composable, Composed, Identifier
 
+from agentlog.application.common_words import choose_common
 from agentlog.application.search_index import (
     SURFACES,
     Bounds,
@@ -41,7 +42,6 @@ from agentlog.application.search_match import (
 from agentlog.domain.search_text import TOKEN_RULE
 from agentlog.infrastructure.backends.postgres import search_terms
 from agentlog.infrastructure.backends.postgres.views import PostgresView
-from agentlog.infrastructure.backends.sqlite.word_pairs import choose_common
 from agentlog.infrastructure.views import decode_text, encode_text, write_tracked
 
 if TYPE_CHECKING:
@@ -335,12 +335,12 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
 
     def _choose_common(self, curs: Cursor[DictRow]) -> frozenset[str]:
         """Choose the common words from the documents indexed so far, record
-        them, and give those documents their pairs (word_pairs.choose_common)."""
+        them, and give those documents their pairs (``common_words``)."""
         curs.execute(SQL("SELECT id, terms FROM {0}").format(self._docs))
         documents = [(row["id"], search_terms.words_of(row["terms"])) for row in curs]
         counts: Counter[str] = Counter()
         for _, words in documents:
-            counts.update({w for w in words if w.isascii() and w.isalnum()})
+            counts.update(set(words))
         common = frozenset(choose_common(counts.items(), len(documents)))
         curs.execute(
             SQL("INSERT INTO {0} (name, value) VALUES ('common', %s)").format(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from agentlog.application.common_words import choose_common
 from agentlog.domain.search_text import tokens
 from agentlog.infrastructure.backends.sqlite import search_tokens
 from agentlog.infrastructure.backends.sqlite.search_tokens import (
@@ -28,7 +29,6 @@ from agentlog.infrastructure.backends.sqlite.search_tokens import (
     body_phrase,
     fts_body,
 )
-from agentlog.infrastructure.backends.sqlite.word_pairs import choose_common
 from agentlog.infrastructure.views import encode_text
 
 if TYPE_CHECKING:
@@ -122,11 +122,7 @@ def choose_pairs(c: SQLiteCursor, number: int) -> Pairs:
         f"USING fts5vocab(main, {FTS}, 'col')"
     )
     c.execute("SELECT term, doc FROM temp.agentlog_search_terms WHERE col = 'body'")
-    counts = [
-        (term, int(count))
-        for term, count in c.fetchall()
-        if term.isascii() and term.isalnum()
-    ]
+    counts = [(term, int(count)) for term, count in c.fetchall()]
     c.execute(f"SELECT count(*) FROM {DOCS}")
     common = choose_common(counts, int(c.fetchone()[0]))
     c.executemany(

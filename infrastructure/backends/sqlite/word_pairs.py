@@ -4,7 +4,8 @@ A phrase of very common words is the full-text index's worst case: FTS5 must
 intersect posting lists that hold most documents (``is not none`` in code,
 ``w1 w2 w3`` in the Zipf corpus; docs/search-figures.md#the-search-codes-constants).
 The classic answer (Lucene's "common grams") indexes each pair of
-adjacent common words as one more token, whose posting list is short.
+adjacent common words (``application.common_words``) as one more token, whose
+posting list is short.
 
 Here the pairs live in their own FTS5 column, ``pairs``, which no user query
 can reach (queries are restricted to the ``body`` column). For each maximal run
@@ -26,14 +27,10 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Sequence
+    from collections.abc import Collection, Sequence
 
 JOIN: Final = "\u01c2"
 BREAK: Final = JOIN
-MAX_COMMON: Final = 64
-"""At most this many common words: each adds pairs to every document it is in."""
-COMMON_SHARE: Final = 0.05
-"""A word in at least this share of the sampled documents is common."""
 
 
 def pair_token(first: str, second: str) -> str:
@@ -60,12 +57,3 @@ def pairs_phrase(phrase: Sequence[str], common: Collection[str]) -> list[str] | 
     if len(phrase) < 2 or not all(token in common for token in phrase):
         return None
     return [pair_token(a, b) for a, b in pairwise(phrase)]
-
-
-def choose_common(counts: Iterable[tuple[str, int]], documents: int) -> list[str]:
-    """The common words, given each word's document count in a sample.
-
-    Deterministic (ties by the word), so a rebuild picks the same words."""
-    floor = max(1, int(documents * COMMON_SHARE))
-    eligible = [(-count, word) for word, count in counts if count >= floor]
-    return [word for _, word in sorted(eligible)[:MAX_COMMON]]

@@ -1,0 +1,311 @@
+"""What one PostgreSQL operation costs: round trips, and latency beside SQLite.
+
+``python -m bench.round_trips [--sessions 200] [--turns 5] [--repeat 30]``
+
+Round trips are counted by a TCP relay put between agentlog and PostgreSQL
+(:class:`RoundTripRelay`): one round trip is the client speaking again after
+the server answered, so the statements of one pipeline count once, whatever
+driver hook they go through. Latency is timed without the relay, on loopback,
+and SQLite runs the same operations in the same run; figures are medians and
+95th percentiles of ``--repeat`` samples (docs/scale.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import socket
+import statistics
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentlog.application import SessionQuery, Sessions
+from bench.base import drop_schema, env_for, versions
+from tests.builders import SE, SS, TE, TS, A, U
+from tests.scenarios.harness import add
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+
+class RoundTripRelay:
+    """A loopback TCP relay to ``host:port`` that counts round trips.
+
+    Each connection remembers who spoke last; a client message after a server
+    message (or a connection's first) is one round trip. The count is over
+    every connection, so it includes a pool's, and :meth:`counted` gives what
+    one block of code cost.
+    """
+
+    def __init__(self, host: str, port: int) -> None:
+        self.upstream = (host, port)
+        self.trips = 0
+        self._lock = threading.Lock()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self._listener.getsockname()[1])
+        self._open = True
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while self._open:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.upstream)
+            for sock in (client, server):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            state = {"last": "server"}
+            threading.Thread(
+                target=self._pump, args=(client, server, state, "client"), daemon=True
+            ).start()
+            threading.Thread(
+                target=self._pump, args=(server, client, state, "server"), daemon=True
+            ).start()
+
+    def _pump(
+        self,
+        source: socket.socket,
+        sink: socket.socket,
+        state: dict[str, str],
+        who: str,
+    ) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                with self._lock:
+                    if who == "client" and state["last"] == "server":
+                        self.trips += 1
+                    state["last"] = who
+                sink.sendall(data)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+    @contextlib.contextmanager
+    def counted(self) -> Iterator[list[int]]:
+        """The round trips made inside the block (the list's one item, after)."""
+        result: list[int] = []
+        time.sleep(0.01)  # let a previous answer's bytes settle
+        before = self.trips
+        yield result
+        time.sleep(0.01)
+        result.append(self.trips - before)
+
+    def close(self) -> None:
+        self._open = False
+        self._listener.close()
+
+
+@dataclass
+class Figure:
+    name: str
+    trips: int | None
+    sqlite: list[float]
+    postgres: list[float]
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def populate(app: Sessions, sessions: int, turns: int) -> list[str]:
+    """``sessions`` stored sessions of ``turns`` turns (a prompt, an answer)."""
+    ids = [f"s{n:05d}" for n in range(sessions)]
+    for sid in ids:
+        handle = app.create_session(session_id=sid, cwd="/srv/app")
+        for turn in range(1, turns + 1):
+            add(
+                handle,
+                TS(turn),
+                U(f"question {turn} about zebra{sid[-2:]} and tables"),
+                SS(turn, 1),
+                A(f"answer {turn} common words here", turn=turn, step=1),
+                SE(turn, 1),
+                TE(turn),
+            )
+        app.flush(handle)
+    return ids
+
+
+class Operations:
+    """The operations measured, on a writer ``Sessions`` and a reader's."""
+
+    def __init__(
+        self, writer: Sessions, reader: Sessions, ids: list[str], tag: str = ""
+    ) -> None:
+        self.writer = writer
+        self.reader = reader
+        self.ids = ids
+        self.query = SessionQuery(reader)
+        self.handle = writer.create_session(session_id=f"appender{tag}", cwd="/srv/app")
+        self.turn = 0
+        writer.flush(self.handle)
+        self.turn_handle = writer.create_session(
+            session_id=f"turns{tag}", cwd="/srv/app"
+        )
+        writer.flush(self.turn_handle)
+        self.next = 0
+
+    def _sid(self) -> str:
+        self.next += 1
+        return self.ids[self.next % len(self.ids)]
+
+    def append_one(self) -> None:
+        """One event appended to a live handle and flushed (a turn/start or end)."""
+        if self.turn and self.handle.seq % 2:
+            add(self.handle, TE(self.turn))
+        else:
+            self.turn += 1
+            add(self.handle, TS(self.turn))
+        self.writer.flush(self.handle)
+
+    def write_turn(self) -> None:
+        """A six-event turn appended and flushed at once."""
+        turn = self.turn_handle.seq // 6 + 1
+        add(
+            self.turn_handle,
+            TS(turn),
+            U("a prompt"),
+            SS(turn, 1),
+            A("an answer", turn=turn, step=1),
+            SE(turn, 1),
+            TE(turn),
+        )
+        self.writer.flush(self.turn_handle)
+
+    def messages(self) -> None:
+        self.reader.messages(self._sid())
+
+    def read_events(self) -> None:
+        self.reader.read_events(self._sid())
+
+    def listing_page(self) -> None:
+        self.query.list_summaries(limit=50)
+
+    def search_rare(self) -> None:
+        self.query.search_sessions(f"zebra{self._sid()[-2:]}")
+
+    def search_common(self) -> None:
+        self.query.search_sessions("common words")
+
+    def all(self) -> list[tuple[str, Callable[[], None]]]:
+        return [
+            ("append one event + flush", self.append_one),
+            ("a 6-event turn + flush", self.write_turn),
+            ("messages of a stored session", self.messages),
+            ("read_events of a stored session", self.read_events),
+            ("listing, first page of 50", self.listing_page),
+            ("search first page, a rare word", self.search_rare),
+            ("search first page, a 2-word phrase in every session", self.search_common),
+        ]
+
+
+def sample(operations: Operations, repeat: int) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {}
+    for name, operation in operations.all():
+        operation()  # warm: statements, caches, the views caught up
+        for _ in range(repeat):
+            started = time.perf_counter()
+            operation()
+            times.setdefault(name, []).append(time.perf_counter() - started)
+    return times
+
+
+def count_trips(relay: RoundTripRelay, operations: Operations) -> dict[str, int]:
+    trips: dict[str, int] = {}
+    for name, operation in operations.all():
+        operation()
+        operation()
+        with relay.counted() as counted:
+            operation()
+        trips[name] = counted[0]
+    return trips
+
+
+def open_trips(relay: RoundTripRelay, env: dict[str, str]) -> int:
+    with relay.counted() as counted:
+        Sessions(env=env).close()
+    return counted[0]
+
+
+def measure(sessions: int, turns: int, repeat: int) -> tuple[list[Figure], int]:
+    figures: dict[str, Figure] = {}
+    opened = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for backend in ("sqlite", "postgres"):
+            env, where = env_for(backend, Path(tmp))
+            writer = Sessions(env=env)
+            relay: RoundTripRelay | None = None
+            apps = [writer]
+            try:
+                ids = populate(writer, sessions, turns)
+                reader = Sessions(env=env)
+                apps.append(reader)
+                times = sample(Operations(writer, reader, ids), repeat)
+                trips: dict[str, int] = {}
+                if backend == "postgres":
+                    relay = RoundTripRelay(
+                        env["POSTGRES_HOST"], int(env["POSTGRES_PORT"])
+                    )
+                    relayed = {**env, "POSTGRES_HOST": "127.0.0.1"}
+                    relayed["POSTGRES_PORT"] = str(relay.port)
+                    relayed_writer = Sessions(env=relayed)
+                    relayed_reader = Sessions(env=relayed)
+                    apps += [relayed_writer, relayed_reader]
+                    relayed_ops = Operations(relayed_writer, relayed_reader, ids, "-r")
+                    trips = count_trips(relay, relayed_ops)
+                    opened = open_trips(relay, relayed)
+                for name, values in times.items():
+                    figure = figures.setdefault(name, Figure(name, None, [], []))
+                    if backend == "sqlite":
+                        figure.sqlite = values
+                    else:
+                        figure.postgres = values
+                        figure.trips = trips.get(name)
+            finally:
+                for app in apps:
+                    app.close()
+                if relay is not None:
+                    relay.close()
+                if isinstance(where, str):
+                    drop_schema(where)
+    return list(figures.values()), opened
+
+
+def render(figures: list[Figure], opened: int) -> str:
+    lines = [
+        "| operation | PostgreSQL round trips | SQLite p50 / p95 | PostgreSQL p50 / p95 "
+        "| ratio (p50) |",
+        "|---|---|---|---|---|",
+    ]
+    for f in figures:
+        sqlite = statistics.median(f.sqlite) * 1000
+        postgres = statistics.median(f.postgres) * 1000
+        lines.append(
+            f"| {f.name} | {f.trips} | {sqlite:.2f} / {quantile(f.sqlite, 0.95) * 1000:.2f}"
+            f" ms | {postgres:.2f} / {quantile(f.postgres, 0.95) * 1000:.2f} ms | "
+            f"{postgres / sqlite:.1f}× |"
+        )
+    lines.append(
+        f"\nOpening a `Sessions` on PostgreSQL (tables present): {opened} round trips."
+    )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--turns", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=30)
+    args = parser.parse_args(argv)
+    print(versions())
+    figures, opened = measure(args.sessions, args.turns, args.repeat)
+    print(render(figures, opened))
+
+
+if __name__ == "__main__":
+    main()

@@ -11,10 +11,10 @@ nothing at start-up.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from eventsourcing.utils import Environment
 
@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from agentlog.infrastructure.crypto import MasterKey
     from agentlog.infrastructure.keystore import KeyStore
     from agentlog.infrastructure.store_url import StoreConfig
+
+
+class Closeable(Protocol):
+    def close(self) -> None: ...
 
 
 class Backend(ABC):
@@ -61,6 +65,14 @@ class Backend(ABC):
     @abstractmethod
     def key_store(self, master: MasterKey, config: StoreConfig) -> KeyStore:
         """A key store in a store of this backend (``config`` is its URL's)."""
+
+    def write_listener(
+        self, recorder: Any, wake: Callable[[], None]
+    ) -> Closeable | None:
+        """Something calling ``wake`` after each write any process commits to
+        the store of ``recorder``, until closed; ``None``: this store cannot
+        tell, so its readers poll."""
+        return None
 
     def holds(self, config: StoreConfig, events: Mapping[str, str]) -> bool:
         """Whether a key store at ``config`` would be inside the event store

@@ -1,8 +1,9 @@
 """The ``serve`` command: the read-only web viewer (docs/viewer.md).
 
 ``agentlog serve`` opens the store like every read (it never creates one) and
-serves the viewer on 127.0.0.1 until stopped. ``--cwd`` and ``--owner`` bind it to
-a scope, outside which every session reads as missing. Binding beyond loopback
+serves the viewer on 127.0.0.1 until stopped. ``--cwd`` and ``--owner``, or
+``--caller`` (a session whose scope it takes), bind it to a scope, outside which
+every session reads as missing. Binding beyond loopback
 needs a token (``--token`` or ``AGENTLOG_SERVE_TOKEN``). Starlette and uvicorn are
 imported only here, so no other command pays for them at start-up.
 """
@@ -68,6 +69,12 @@ def is_loopback(host: str) -> bool:
     help="Show only the sessions of this owner.",
 )
 @click.option(
+    "--caller",
+    metavar="SESSION_ID",
+    callback=encodable_parameter,
+    help="Show only what this session may read (its cwd and owner, docs/scope.md).",
+)
+@click.option(
     "--token",
     help=f"Require this token on every request (or set {TOKEN_ENV}); "
     "needed to listen beyond loopback.",
@@ -80,6 +87,7 @@ def serve_command(
     port: int,
     cwd: str | None,
     owner: str | None,
+    caller: str | None,
     token: str | None,
 ) -> None:
     """Serve a read-only web viewer of the sessions (http://127.0.0.1:8766)."""
@@ -90,6 +98,9 @@ def serve_command(
             f"--token or {TOKEN_ENV}"
         )
         raise fail(msg)
+    if caller is not None and (cwd is not None or owner is not None):
+        msg = "--caller takes its scope from the caller session; drop --cwd and --owner"
+        raise fail(msg)
     if store is not None:
         with reported():
             parse_store_url(store)
@@ -97,14 +108,20 @@ def serve_command(
     import uvicorn
 
     from agentlog.application.browse import Browser
+    from agentlog.application.query import SessionQuery
     from agentlog.application.scope import ANY, Scope
+    from agentlog.infrastructure.web.live import LiveSignal
     from agentlog.infrastructure.web.server import build_app
 
     scope = Scope(
         cwd=ANY if cwd is None else cwd, owner=ANY if owner is None else owner
     )
     with opened(ctx) as app:
-        application = build_app(Browser(app, scope), token=token)
+        if caller is not None:
+            with reported():
+                scope = SessionQuery(app).for_caller(caller).scope
+        signal = LiveSignal(app)
+        application = build_app(Browser(app, scope), token=token, signal=signal)
         config = uvicorn.Config(
             application,
             host=host,
@@ -125,5 +142,6 @@ def serve_command(
                 raise click.exceptions.Exit(EXIT_ERROR) from None
             raise
         finally:
+            signal.close()
             # uvicorn gave the signals back to the default handlers.
             install_stop_handlers()

@@ -4,12 +4,12 @@ Pages are rendered on the server (:mod:`~agentlog.infrastructure.web.pages`); th
 JavaScript in ``static/`` only enhances them (live rows, folding). Every read goes
 through a :class:`~agentlog.application.browse.Browser` bound to the server's scope.
 Live updates follow the store's notification log: a session page's event stream
-polls it and sends the session's new events as server-sent events.
+reads it when the store says it was written (:mod:`~agentlog.infrastructure.web.live`)
+and sends the session's new events as server-sent events.
 """
 
 from __future__ import annotations
 
-import asyncio
 import importlib.resources
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -30,6 +30,7 @@ from agentlog.domain.json import dumps
 from agentlog.infrastructure.web import api, pages
 from agentlog.infrastructure.web.guard import Guard
 from agentlog.infrastructure.web.html import error_page
+from agentlog.infrastructure.web.live import LiveSignal
 from agentlog.infrastructure.web.params import (
     ParameterError,
     integer,
@@ -55,7 +56,6 @@ TIMELINE_PAGE = 200
 CONVERSATION_PAGE = 100
 TRACE_MAX = 20_000
 """An event trace folds the whole log: longer sessions show the event's own links."""
-POLL_SECONDS = 0.5
 HEARTBEAT_SECONDS = 15.0
 STATIC = {"viewer.css": "text/css", "viewer.js": "text/javascript"}
 _NOT_FOUND = {SessionQueryError.SESSION_NOT_FOUND, SessionQueryError.EVENT_NOT_FOUND}
@@ -76,8 +76,13 @@ def _status(error: Exception) -> tuple[int, str, str | None]:
     return 400, str(error), code if isinstance(code, str) else None
 
 
-def build_app(browser: Browser, *, token: str | None = None) -> Guard:
-    """The ASGI application (wrapped in the security headers and token check)."""
+def build_app(
+    browser: Browser, *, token: str | None = None, signal: LiveSignal | None = None
+) -> Guard:
+    """The ASGI application (wrapped in the security headers and token check).
+
+    ``signal`` wakes the event streams (one per server; its owner closes it)."""
+    signal = signal if signal is not None else LiveSignal(browser.app)
 
     def page(render: Callable[[Request], str]) -> Callable[[Request], Response]:
         def endpoint(request: Request) -> Response:
@@ -172,7 +177,7 @@ def build_app(browser: Browser, *, token: str | None = None) -> Guard:
         recorder: Any = browser.app.recorder
         position = await run_in_threadpool(recorder.max_notification_id) or 0
         return StreamingResponse(
-            _follow(request, browser, sid, summary.event_count, position),
+            _follow(request, browser, signal, sid, summary.event_count, position),
             media_type="text/event-stream",
             headers={"cache-control": "no-store", "x-accel-buffering": "no"},
         )
@@ -226,7 +231,12 @@ def build_app(browser: Browser, *, token: str | None = None) -> Guard:
 
 
 async def _follow(
-    request: Request, browser: Browser, sid: str, next_seq: int, position: int
+    request: Request,
+    browser: Browser,
+    live: LiveSignal,
+    sid: str,
+    next_seq: int,
+    position: int,
 ) -> AsyncIterator[bytes]:
     """New events of ``sid`` as ``append`` events, read after each notification
     that names it; every read is the scoped one, so nothing outside the scope
@@ -235,6 +245,7 @@ async def _follow(
     idle = 0.0
     yield b"retry: 2000\n\n"
     while not await request.is_disconnected():
+        mark = live.mark()
         rows = await run_in_threadpool(recorder.select_notifications, position + 1, 500)
         touched = False
         for row in rows:
@@ -266,8 +277,8 @@ async def _follow(
             idle = 0.0
         if rows:
             continue
-        await asyncio.sleep(POLL_SECONDS)
-        idle += POLL_SECONDS
+        if not await live.wait(mark):
+            idle += live.every
         if idle >= HEARTBEAT_SECONDS:
             idle = 0.0
             yield b": ping\n\n"

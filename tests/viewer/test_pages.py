@@ -22,7 +22,9 @@ from tests.viewer.support import HOSTILE, client, hostile, scripted
 if TYPE_CHECKING:
     from agentlog.application import Sessions
 
-pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+pytestmark = pytest.mark.parametrize(
+    "backend", ["sqlite", "postgres"], indirect=True
+)  # the PostgreSQL leg is in the full tier (tests/conftest.py)
 
 
 API_TAILS = ("", "/messages", "/surface", "/events", "/events/1", "/lineage")

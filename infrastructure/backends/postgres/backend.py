@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentlog.infrastructure.backends.backend import Backend
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from agentlog.application.ports import ViewClasses
     from agentlog.application.search_index import SearchView
+    from agentlog.infrastructure.backends.backend import Closeable
     from agentlog.infrastructure.crypto import MasterKey
     from agentlog.infrastructure.keystore import KeyStore
     from agentlog.infrastructure.store_url import StoreConfig
@@ -46,6 +47,19 @@ class PostgresBackend(Backend):
         )
 
         return PostgresKeyStore(master, config)
+
+    def write_listener(
+        self, recorder: Any, wake: Callable[[], None]
+    ) -> Closeable | None:
+        """A ``LISTEN`` on the events' channel; none behind a transaction-mode
+        pooler, where it would hear nothing."""
+        from agentlog.infrastructure.backends.postgres.listener import WriteListener
+        from agentlog.infrastructure.backends.postgres.pooler import listens
+
+        datastore = recorder.datastore
+        if not listens(datastore):
+            return None
+        return WriteListener(datastore.pool.kwargs, recorder.channel_name, wake)
 
     def holds(self, config: StoreConfig, events: Mapping[str, str]) -> bool:
         """The same database (host, port, name) and the same schema."""

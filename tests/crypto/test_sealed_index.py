@@ -26,7 +26,7 @@ from tests.conftest import backend_env
 from tests.crypto.conftest import keystore_of
 from tests.crypto.test_round_trip import write
 from tests.crypto.test_shredding import backup_sqlite
-from tests.search.test_index import CJK_QUERIES, CJK_TEXTS, corpus, pages
+from tests.search.index.support import CJK_QUERIES, CJK_TEXTS, corpus, pages
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -28,6 +28,8 @@ from agentlog.infrastructure.cli.program import (
 from agentlog.infrastructure.store import parse_store_url
 
 DEFAULT_PORT = 8766
+STOP_SECONDS = 2
+"""How long a stop waits for open requests (live streams) before closing them."""
 TOKEN_ENV = "AGENTLOG_SERVE_TOKEN"
 LOOPBACK_NAMES = {"localhost", "localhost.localdomain"}
 
@@ -129,6 +131,9 @@ def serve_command(
             log_level="warning",
             access_log=False,
             lifespan="off",
+            # An open live stream never ends by itself: without a bound, a
+            # stop waits for every browser tab to go away.
+            timeout_graceful_shutdown=STOP_SECONDS,
         )
         server = uvicorn.Server(config)
         shown = f"[{host}]" if ":" in host else host

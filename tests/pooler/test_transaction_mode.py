@@ -287,3 +287,40 @@ def _direct() -> dict[str, object]:
     from tests.conftest import pg_params
 
     return pg_params()
+
+
+def test_the_viewers_live_stream_polls_behind_the_pooler(pooled_url: str) -> None:
+    """No ``LISTEN`` (it would hear nothing): the stream polls, and a flushed
+    event still arrives."""
+    import http.client
+    from urllib.parse import quote
+
+    from agentlog.infrastructure.cli.demo.agent import ScriptedAgent
+    from agentlog.infrastructure.web import live
+    from tests.viewer.support import scripted
+    from tests.viewer.test_live import serving
+
+    app = Sessions(store=pooled_url)
+    try:
+        sid = scripted(app, words="pooled")
+        signal = live.LiveSignal(app)
+        with serving(app, signal) as port:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            connection.request("GET", f"/s/{quote(sid, safe='')}/live")
+            stream = connection.getresponse()
+            assert stream.read1(4096).startswith(b"retry:")
+            handle = app.get_session(sid)
+            agent = ScriptedAgent(handle)
+            agent.start_turn("still there?")
+            agent.end_turn()
+            app.flush(handle)
+            received = b""
+            while b"turn/end" not in received:
+                piece = stream.read1(4096)  # the 60 s timeout bounds a hang
+                assert piece, received
+                received += piece
+            connection.close()
+            assert not signal.listening
+            assert signal.every == live.POLL_SECONDS
+    finally:
+        app.close()

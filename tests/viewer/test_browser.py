@@ -216,13 +216,14 @@ def test_listing_search_session_tool_call_and_fork(
     assert page.errors == []
 
 
-def test_a_live_event_arrives(page: Any, server: str, store: dict[str, Any]) -> None:
-    app = open_sessions(store["url"])
+def live_event_arrives(page: Any, base: str, url: str, name: str) -> None:
+    """A session page open in the browser shows an event flushed after it loaded."""
+    app = open_sessions(url)
     handle = app.create_session(cwd="/ws/a")
     agent = ScriptedAgent(handle)
     agent.start_turn("watch me")
     app.flush(handle)
-    page.goto(server + session_path(handle.id))
+    page.goto(base + session_path(handle.id))
     page.wait_for_selector("#live-status:text('live')", timeout=20_000)
     before = page.locator("#timeline-rows tr").count()
     agent.model_step(text="a new answer")
@@ -235,8 +236,23 @@ def test_a_live_event_arrives(page: Any, server: str, store: dict[str, Any]) -> 
     )
     assert page.locator("#event-count").inner_text() == str(handle.seq)
     page.locator("#timeline-rows tr.fresh").last.scroll_into_view_if_needed()
-    shot(page, "live")
+    shot(page, name)
     app.close()
+
+
+def test_a_live_event_arrives(page: Any, server: str, store: dict[str, Any]) -> None:
+    live_event_arrives(page, server, store["url"], "live")
+
+
+def test_a_live_event_arrives_on_postgresql(page: Any) -> None:
+    """On PostgreSQL the server's stream is woken by ``LISTEN`` (docs/viewer.md)."""
+    from tests.conftest import PG_URL, postgres_schema
+
+    for schema in postgres_schema("view_"):
+        url = f"{PG_URL}?schema={schema}"
+        scripted(open_sessions(url), words="postgres")
+        with serving(url) as base:
+            live_event_arrives(page, base, url, "live-postgresql")
 
 
 def test_a_100000_event_session_opens_and_pages(

@@ -71,3 +71,13 @@ def test_the_writer_figures_run(capsys: pytest.CaptureFixture[str]) -> None:
     ]
     assert len(rows) == 4
     assert all(line.rstrip().endswith("| 0 |") for line in rows)  # no errors
+
+
+def test_the_worker_lag_figures_run(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import worker_lag
+
+    worker_lag.main(["--writers", "0", "--seconds", "0.5", "--interval", "0.1"])
+    [row] = [
+        line for line in capsys.readouterr().out.splitlines() if line[:4] == "| 0 "
+    ]
+    assert "inf" not in row  # every probed turn was seen by the worker's views

@@ -69,3 +69,20 @@ def test_the_encryption_cost_benchmark_runs(tmp_path: Path, encrypted: bool) -> 
         times = one_round(300, env, 0)
     assert set(times) == set(CASES)
     assert all(seconds > 0 for seconds in times.values())
+
+
+def test_the_sealed_search_benchmark_runs() -> None:
+    """Hashed against plaintext search, tiny: its table, and the same pages."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.sealed_search", "--sessions", "20"]
+        + ["--events", "5", "--rounds", "1"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    assert "| index catch-up |" in done.stdout
+    assert "same pages on both stores: True" in done.stdout

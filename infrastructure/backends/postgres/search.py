@@ -108,6 +108,14 @@ test of its own session's pattern is exact. (``elements && array``, one
 condition for all, was planned as a scan of every document, testing each
 against the whole array: minutes at 3,000 sessions.) Formatted with the
 documents' table, the GIN expression and :data:`_HASHED_PATTERN`."""
+_HASHED_IDS = SQL(
+    "SELECT array_agg(id) AS ids FROM (SELECT d.id FROM unnest(%s::text[]) "
+    "AS a(anchor) CROSS JOIN LATERAL (SELECT id, terms, session_id FROM {0} "
+    "WHERE {1} @> ARRAY[a.anchor]) AS d WHERE strpos(d.terms, {2}) > 0 "
+    "LIMIT %s) AS m"
+)
+"""A hashed index's ids of the phrase's documents: :data:`_HASHED_MATCH`
+driven by its probes, one session after another, up to the limit."""
 Source = Literal["ids", "all", "walk", "join"]
 WALK_BUDGET = 8_192
 """Documents a walk tests before it reads the remaining matches sorted, band
@@ -406,6 +414,10 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
             "SELECT array_agg(id) AS ids FROM (SELECT id FROM {0} "
             "WHERE {1} LIMIT %s) AS m"
         ).format(self._docs, matching.match)
+        if self.hashing is not None:
+            # Driven by the probes, so the limit stops them (an ``IN`` of
+            # every probe's documents found all of a common word's first).
+            sql = _HASHED_IDS.format(self._docs, _ELEMENTS, matching.pattern)
         with self.datastore.transaction(commit=False) as curs:
             self._hashed_reads(curs)
             curs.execute(sql, [*matching.match_params, limit])

@@ -59,15 +59,26 @@ def worker(url: str) -> Iterator[subprocess.Popen[str]]:
         process.wait(60)
 
 
+def alive(process: subprocess.Popen[str]) -> None:
+    """Raise, with the worker's last words, if it has stopped."""
+    if process.poll() is not None:
+        assert process.stderr is not None
+        said = " | ".join(process.stderr.read().strip().splitlines()[-3:])
+        msg = f"the worker stopped (exit {process.returncode}): {said}"
+        raise RuntimeError(msg)
+
+
 def wait_until(
     check: psycopg.Connection[tuple[object, ...]],
     sql: str,
     args: tuple[object, ...],
     least: int,
     started: float,
+    worker: subprocess.Popen[str],
 ) -> float:
     """Seconds from ``started`` until ``sql`` gives at least ``least``."""
     while time.perf_counter() - started < GIVE_UP_SECONDS:
+        alive(worker)
         row = check.execute(sql, args).fetchone()  # type: ignore[arg-type]
         if row is not None and row[0] is not None and int(row[0]) >= least:  # type: ignore[call-overload]
             return time.perf_counter() - started
@@ -76,9 +87,14 @@ def wait_until(
 
 
 def probe(
-    url: str, schema: str, seconds: float, interval: float
+    url: str,
+    schema: str,
+    seconds: float,
+    interval: float,
+    process: subprocess.Popen[str],
 ) -> tuple[list[float], list[float]]:
-    """Listing and search lags of a turn flushed every ``interval`` seconds."""
+    """Listing and search lags of a turn flushed every ``interval`` seconds
+    (``process``: the worker, which must not stop meanwhile)."""
     app = Sessions(store=url)
     listing_lags: list[float] = []
     search_lags: list[float] = []
@@ -115,9 +131,18 @@ def probe(
             row = check.execute(assistant).fetchone()
             assert row is not None
             listing_lags.append(
-                wait_until(check, listing, (encode_text("probe"),), handle.seq, flushed)
+                wait_until(
+                    check,
+                    listing,
+                    (encode_text("probe"),),
+                    handle.seq,
+                    flushed,
+                    process,
+                )
             )
-            search_lags.append(wait_until(check, search, (), int(row[0]), flushed))
+            search_lags.append(
+                wait_until(check, search, (), int(row[0]), flushed, process)
+            )
             time.sleep(interval)
     app.close()
     return listing_lags, search_lags
@@ -145,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
         Sessions(store=url).close()
         background = None
         try:
-            with worker(url):
+            with worker(url) as running:
                 if writers:
                     background = subprocess.Popen(
                         [
@@ -163,7 +188,9 @@ def main(argv: list[str] | None = None) -> None:
                         stderr=subprocess.DEVNULL,
                     )
                     time.sleep(5)  # its processes start and begin writing
-                listing, search = probe(url, schema, args.seconds, args.interval)
+                listing, search = probe(
+                    url, schema, args.seconds, args.interval, running
+                )
                 if background is not None:
                     background.wait(args.seconds + 300)
         finally:

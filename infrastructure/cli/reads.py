@@ -10,11 +10,12 @@ draws it.
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 import click
 
 from agentlog.application.query import DEFAULT_READ_WINDOW_MAX, SessionQuery
+from agentlog.application.query_models import SurfaceClass
 from agentlog.infrastructure.cli.console import out, say
 from agentlog.infrastructure.cli.program import (
     SEQ_MAX,
@@ -29,8 +30,11 @@ from agentlog.infrastructure.cli.program import (
     session_id_argument,
 )
 from agentlog.infrastructure.cli.render import (
+    CHUNK,
+    ChunkRun,
     event_trace_view,
     events_table,
+    fold_chunks,
     header_view,
     lineage_view,
     messages_view,
@@ -44,9 +48,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from agentlog.application.scope import ScopedSessionQuery
+    from agentlog.domain.json import Json
 
 LIMIT_MAX = 10_000
 """The most rows one listing page holds; more pages follow with ``--cursor``."""
+SHOW_PAGE = 500
+"""The rows ``show`` prints before its more: line (a run of chunks is one row)."""
+SURFACES = get_args(SurfaceClass)
 WINDOW_MAX = DEFAULT_READ_WINDOW_MAX
 at_option = click.option(
     "--at",
@@ -159,9 +167,47 @@ def list_command(
 
 @cli.command()
 @session_id_argument
+@click.option(
+    "--type", "types", multiple=True, metavar="T", help="Only events of type T."
+)
+@click.option(
+    "--surface",
+    "surfaces",
+    multiple=True,
+    type=click.Choice(SURFACES),
+    help="Only current, shadowed or log-only events.",
+)
+@click.option(
+    "--chunks",
+    is_flag=True,
+    help="A row per assistant/chunk (by default a run of them is one row).",
+)
+@click.option(
+    "--from",
+    "start",
+    type=click.IntRange(0, SEQ_MAX),
+    default=0,
+    metavar="SEQ",
+    help="Start at this seq (the more: line's next page).",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(1, LIMIT_MAX),
+    metavar="N",
+    help=f"Rows per page (default {SHOW_PAGE}; --json: every event unless given).",
+)
 @json_option
 @click.pass_context
-def show(ctx: click.Context, session_id: str, as_json: bool) -> None:
+def show(
+    ctx: click.Context,
+    session_id: str,
+    types: tuple[str, ...],
+    surfaces: tuple[str, ...],
+    chunks: bool,
+    start: int,
+    limit: int | None,
+    as_json: bool,
+) -> None:
     """A session's header, title and every event with its surface class."""
     with opened(ctx) as app:
         query = SessionQuery(app)
@@ -169,19 +215,49 @@ def show(ctx: click.Context, session_id: str, as_json: bool) -> None:
         header = app.header(session_id)
         title = query.read_title(session_id)
         events = [] if as_json else app.read_events(session_id)
+    chosen = [
+        record
+        for record in records
+        if record.seq >= start
+        and (not types or record.type in types)
+        and (not surfaces or record.surface in surfaces)
+    ]
     if as_json:
-        emit_json(
-            {
-                "session": header,
-                "title": None if title is None else title.to_json(),
-                "events": [record.to_json() for record in records],
-            }
-        )
+        page = chosen if limit is None else chosen[:limit]
+        shown: dict[str, Json] = {
+            "session": header,
+            "title": None if title is None else title.to_json(),
+            "events": [record.to_json() for record in page],
+        }
+        if len(page) < len(chosen):
+            shown["nextFrom"] = chosen[len(page)].seq
+        emit_json(shown)
         return
     classes = {record.seq: record.surface for record in records}
     notes = replacement_notes(events)
+    wanted = {record.seq for record in chosen}
+    selected = [event for event in events if event.get("seq") in wanted]
+    each_chunk = chunks or CHUNK in types
+    rows = list(selected) if each_chunk else fold_chunks(selected)
+    page_rows = rows[: limit or SHOW_PAGE]
     out.print(header_view(header, title))
-    out.print(events_table(f"{len(events)} events", events, classes, notes=notes))
+    heading = f"{len(events)} events"
+    if len(selected) < len(events):
+        heading = f"{len(selected)} of {len(events)} events"
+    out.print(events_table(heading, page_rows, classes, notes=notes))
+    if len(page_rows) < len(rows):
+        following = rows[len(page_rows)]
+        next_seq = (
+            following.first_seq
+            if isinstance(following, ChunkRun)
+            else following.get("seq")
+        )
+        options = [f"--type={name}" for name in types]
+        options += [f"--surface={name}" for name in surfaces]
+        options += ["--chunks"] if chunks else []
+        options += ["--limit", str(limit)] if limit is not None else []
+        hint = next_page_command(ctx, session_id, *options, "--from", str(next_seq))
+        say(out, f"more: {hint}", style="dim")
 
 
 @cli.command()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -223,6 +224,68 @@ def replacement_notes(events: Sequence[Envelope]) -> dict[int, str]:
     }
 
 
+CHUNK = "assistant/chunk"
+
+
+@dataclass(frozen=True)
+class ChunkRun:
+    """Consecutive ``assistant/chunk`` events shown as one row.
+
+    A streamed reply is one event per token; ``show`` folds each run of them
+    so a session reads as its turns, not as its tokens (``--chunks`` lists them).
+    """
+
+    events: tuple[Envelope, ...]
+
+    @property
+    def first_seq(self) -> object:
+        return self.events[0].get("seq")
+
+    @property
+    def last_seq(self) -> object:
+        return self.events[-1].get("seq")
+
+    def describe(self) -> str:
+        """How many, and the text they stream (reasoning and tool arguments too)."""
+        pieces: list[str] = []
+        for event in self.events:
+            chunk = _dict(_dict(event.get("data")).get("chunk"))
+            piece = chunk.get("text", chunk.get("argumentsDelta"))
+            if type(piece) is str:
+                pieces.append(piece)
+        streamed = "".join(pieces)
+        said = f": {json.dumps(streamed, ensure_ascii=False)}" if streamed else ""
+        return one_line(f"{len(self.events)} chunks{said}")
+
+
+def fold_chunks(events: Iterable[Envelope]) -> list[Envelope | ChunkRun]:
+    """Each run of two or more consecutive chunk events (by seq) as one
+    :class:`ChunkRun`; every other event as itself, in order."""
+    rows: list[Envelope | ChunkRun] = []
+    run: list[Envelope] = []
+
+    def close_run() -> None:
+        if len(run) > 1:
+            rows.append(ChunkRun(tuple(run)))
+        else:
+            rows.extend(run)
+        run.clear()
+
+    for event in events:
+        seq = event.get("seq")
+        follows = bool(run) and type(seq) is int and seq == run[-1].get("seq", -2) + 1
+        if event.get("type") == CHUNK and (not run or follows):
+            run.append(event)
+            continue
+        close_run()
+        if event.get("type") == CHUNK:
+            run.append(event)
+        else:
+            rows.append(event)
+    close_run()
+    return rows
+
+
 # ------------------------------------------------------------ renderables
 
 
@@ -271,13 +334,14 @@ def messages_view(messages: Sequence[Mapping[str, Any]]) -> RenderableType:
 
 def events_table(
     title: str,
-    events: Iterable[Envelope],
+    events: Iterable[Envelope | ChunkRun],
     surface: Mapping[int, str] | None = None,
     *,
     notes: Mapping[int, str] | None = None,
     highlight: int | None = None,
 ) -> Table:
-    """Events one per row: seq, surface class (when known), type, what it says."""
+    """Events one per row: seq, surface class (when known), type, what it says;
+    a :class:`ChunkRun` is one row for its whole run."""
     table = Table(
         title=printable(title, one_line=True), box=box.SIMPLE_HEAD, title_justify="left"
     )
@@ -287,16 +351,22 @@ def events_table(
     table.add_column("type", no_wrap=True)
     table.add_column("event", overflow="fold")
     for event in events:
-        seq = event.get("seq")
-        row: list[RenderableType] = [datum(seq)]
+        if isinstance(event, ChunkRun):
+            seq = event.first_seq
+            row: list[RenderableType] = [Text(f"{seq}–{event.last_seq}")]
+            kind: RenderableType = Text(f"{CHUNK} ×{len(event.events)}")
+            summary = Text(event.describe())
+        else:
+            seq = event.get("seq")
+            row = [datum(seq)]
+            kind = datum(event.get("type"))
+            summary = Text(describe(event))
+            note = (notes or {}).get(seq) if type(seq) is int else None
+            if note:
+                summary.append(f"  {note}", style="yellow")
         if surface is not None:
             row.append(mark(surface.get(seq, "log-only") if type(seq) is int else "?"))
-        row.append(datum(event.get("type")))
-        note = (notes or {}).get(seq) if type(seq) is int else None
-        summary = Text(describe(event))
-        if note:
-            summary.append(f"  {note}", style="yellow")
-        row.append(summary)
+        row += [kind, summary]
         table.add_row(*row, style="reverse" if seq == highlight else None)
     return table
 

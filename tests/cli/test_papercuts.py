@@ -115,3 +115,70 @@ def test_ls_keeps_the_sessions_of_a_cwd_and_an_owner(tmp_path: Path) -> None:
     assert [item["id"] for item in json.loads(second.output)["items"]] == ["s1"]
     empty = runner.invoke(cli, ["--store", url, "ls", "--owner", "eve"])
     assert empty.output == "no sessions match --cwd/--owner\n"
+
+
+def _multi_turn_store(tmp_path: Path) -> tuple[str, str]:
+    """A SQLite store holding the multi-turn fixture (streamed replies); its URL
+    and the session's id."""
+    app = Sessions(
+        env={
+            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+            "SQLITE_DBNAME": str(tmp_path / "agentlog.db"),
+        }
+    )
+    (path,) = [path for path in SEED_ERA if path.name.startswith("multi-turn")]
+    session_id = import_log(app, substituted(path)).session_id
+    app.close()
+    return f"sqlite:///{tmp_path}/agentlog.db", session_id
+
+
+def test_show_folds_each_run_of_chunks_into_one_row(tmp_path: Path) -> None:
+    url, session_id = _multi_turn_store(tmp_path)
+    runner = CliRunner()
+    folded = runner.invoke(cli, ["--store", url, "show", session_id]).output
+    each = runner.invoke(cli, ["--store", url, "show", session_id, "--chunks"]).output
+    records = json.loads(
+        runner.invoke(cli, ["--store", url, "show", session_id, "--json"]).output
+    )["events"]
+    chunks = sum(record["type"] == "assistant/chunk" for record in records)
+    assert chunks > 10
+    assert each.count("assistant/chunk ") == chunks
+    assert "assistant/chunk ×" not in each
+    runs = [line for line in folded.splitlines() if "assistant/chunk" in line]
+    assert runs and all("assistant/chunk ×" in line for line in runs)
+    assert sum(int(line.split("×")[1].split()[0]) for line in runs) == chunks
+    assert len(folded.splitlines()) < len(each.splitlines()) - chunks / 2
+
+
+def test_show_filters_by_type_and_surface_and_pages(tmp_path: Path) -> None:
+    url, session_id = _multi_turn_store(tmp_path)
+    runner = CliRunner()
+
+    def shown(*args: str) -> list[dict[str, object]]:
+        done = runner.invoke(cli, ["--store", url, "show", session_id, "--json", *args])
+        assert done.exit_code == 0, done.output
+        return json.loads(done.output)["events"]
+
+    every = shown()
+    assert {e["type"] for e in shown("--type", "user/message")} == {"user/message"}
+    both = shown("--type", "user/message", "--type", "turn/end")
+    assert {e["type"] for e in both} == {"user/message", "turn/end"}
+    current = shown("--surface", "current")
+    assert current == [e for e in every if e["surface"] == "current"]
+    assert shown("--from", "5") == [e for e in every if e["seq"] >= 5]
+    page = json.loads(
+        runner.invoke(
+            cli, ["--store", url, "show", session_id, "--json", "--limit", "2"]
+        ).output
+    )
+    assert page["events"] == every[:2]
+    assert page["nextFrom"] == every[2]["seq"]
+    first = runner.invoke(cli, ["--store", url, "show", session_id, "--limit", "3"])
+    hint = first.output.strip().splitlines()[-1].removeprefix("more: ")
+    args = shlex.split(hint)[1:]
+    assert args[:4] == ["--store", url, "show", session_id]
+    assert args[-4:] == ["--limit", "3", "--from", "3"]
+    second = runner.invoke(cli, args)
+    assert " 3   " in second.output and " 2   " not in second.output
+    bad = runner.invoke(cli, ["--store", url, "show", session_id, "--surface", "x"])
+    assert bad.exit_code == 2

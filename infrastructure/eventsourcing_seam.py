@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from eventsourcing.persistence import StoredEvent, Tracking
+from eventsourcing.persistence import InterfaceError, StoredEvent, Tracking
 from eventsourcing.popo import POPOApplicationRecorder, POPOTrackingRecorder
 from eventsourcing.sqlite import (
     SQLiteApplicationRecorder,
@@ -23,7 +23,10 @@ from eventsourcing.sqlite import (
     SQLiteTrackingRecorder,
 )
 
-from agentlog.infrastructure.backends.sqlite.opening import retrying_locked
+from agentlog.infrastructure.backends.sqlite.opening import (
+    missing_folder,
+    retrying_locked,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -44,7 +47,14 @@ class SecureDeletePool(SQLiteConnectionPool):
 
     def _create_connection(self) -> SQLiteConnection:
         # Retried while another process switches a fresh file to WAL.
-        connection = retrying_locked(super()._create_connection)
+        try:
+            connection = retrying_locked(super()._create_connection)
+        except InterfaceError as error:  # the library's for sqlite3's own
+            folder = missing_folder(self.db_name)
+            if folder is None:
+                raise
+            msg = f"{error}: no such folder: {folder}"
+            raise InterfaceError(msg) from error
         connection.cursor().execute("PRAGMA secure_delete = ON")
         return connection
 

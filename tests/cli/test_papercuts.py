@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from agentlog.application import Sessions
+from agentlog.domain.errors import StoreUnavailableError
 from agentlog.infrastructure.cli import cli
 from agentlog.infrastructure.cli.render import seq_ranges, short_when, when
 from agentlog.infrastructure.formats.jsonl import import_log, write_atomically
@@ -182,3 +183,16 @@ def test_show_filters_by_type_and_surface_and_pages(tmp_path: Path) -> None:
     assert " 3   " in second.output and " 2   " not in second.output
     bad = runner.invoke(cli, ["--store", url, "show", session_id, "--surface", "x"])
     assert bad.exit_code == 2
+
+
+def test_a_store_in_a_missing_folder_names_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreUnavailableError) as caught:
+        Sessions(store="sqlite:///nodir/x.db")
+    assert str(caught.value) == (
+        "cannot open the store sqlite:///nodir/x.db: unable to open database file:"
+        f" no such folder: {tmp_path / 'nodir'}"
+    )
+    assert list(tmp_path.iterdir()) == []

@@ -66,3 +66,15 @@ def read_only_uri(path: str) -> str:
         )
         raise StoreUnavailableError(msg)
     return "file:" + quote(os.path.abspath(path)) + "?mode=ro&immutable=1"
+
+
+def missing_folder(db_name: str) -> str | None:
+    """The folder a database file would be in, absolute, when it does not exist.
+
+    SQLite says only "unable to open database file"; a relative path in a store
+    URL is relative to the current directory, which the user may not have in mind.
+    """
+    if db_name == ":memory:" or db_name.startswith("file:"):
+        return None
+    folder = os.path.dirname(os.path.abspath(db_name))
+    return None if os.path.isdir(folder) else folder

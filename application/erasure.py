@@ -169,7 +169,8 @@ class SessionEraser:
         """Erase one stored session (and its stored subtree with ``descendants``).
 
         A missing or already erased id raises :class:`SessionNotFoundError`,
-        exactly as every read does. A session appended to while it is being
+        exactly as every read does; with ``descendants``, only when no fork
+        below it is stored either (its forks are erased when it is gone). A session appended to while it is being
         erased is read again and erased with the append (up to
         :data:`ERASE_ATTEMPTS` times, then :class:`SessionConflictError`).
         """
@@ -182,7 +183,9 @@ class SessionEraser:
                 ids += self.descendants(session_id)
             with self._holding(ids, wait=True):
                 lasts = self._last_versions(ids)
-                if session_id not in lasts:
+                # Gone already (erased before its forks): its stored forks still
+                # go with ``descendants``; with none either, it is not found.
+                if not lasts or (session_id not in lasts and not descendants):
                     raise SessionNotFoundError(session_id)
                 try:
                     erased = self._erase(lasts, reason)

@@ -7,6 +7,7 @@ so every session is either fully erased or untouched.
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING
 
 import click
@@ -68,7 +69,11 @@ def erase(
     descendants: bool,
     as_json: bool,
 ) -> None:
-    """Erase a session everywhere: events, snapshots, listing, search, lineage."""
+    """Erase a session everywhere: events, snapshots, listing, search, lineage.
+
+    Its forks keep their own copies of the events they were seeded with: without
+    --descendants they stay, and the command names them.
+    """
     erased: list[str] = []
 
     def stored(app: Sessions) -> list[str]:
@@ -76,14 +81,46 @@ def erase(
         return [session_id] if app.is_erased(session_id) else []
 
     with opened(ctx, stored=stored) as app:
+        forks = [] if descendants else _forks(app, session_id)
         records = app.erase(session_id, reason=reason, descendants=descendants)
         erased = [record.session_id for record in records]
     if as_json:
         emit_json([record.to_json() for record in records])
         return
     others = [other for other in erased if other != session_id]
+    if session_id not in erased:
+        gone = f"erased {len(others)} descendant(s) of {session_id} (already gone)"
+        say(out, f"{gone}: {', '.join(others)}")
+        return
     more = f" and {len(others)} descendant(s): {', '.join(others)}" if others else ""
     say(out, f"erased {session_id}{more}")
+    if forks:
+        say(
+            err,
+            f"note: {len(forks)} fork(s) keep their own copy of the events they were"
+            f" seeded with: {', '.join(forks)}; erase them with: agentlog erase"
+            f" {shlex.quote(session_id)} --descendants --reason ...",
+            style="yellow",
+        )
+
+
+def _forks(app: Sessions, session_id: str) -> list[str]:
+    """Every stored session forked from this one, at any depth (none if it is
+    not found: the erase then says so)."""
+    from agentlog.application.query import SessionQuery
+    from agentlog.domain.errors import AgentlogError
+
+    try:
+        trace = SessionQuery(app).trace_session(session_id)
+    except AgentlogError:
+        return []
+    found: list[str] = []
+    nodes = list(trace.descendants)
+    while nodes:
+        node = nodes.pop(0)
+        found.append(str(node.session.header.get("id")))
+        nodes.extend(node.descendants)
+    return found
 
 
 @cli.command()

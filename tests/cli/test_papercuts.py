@@ -196,3 +196,35 @@ def test_a_store_in_a_missing_folder_names_the_folder(
         f" no such folder: {tmp_path / 'nodir'}"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_erase_names_the_forks_left_and_descendants_go_after_the_parent(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path}/agentlog.db"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--store", url, "demo"]).exit_code == 0
+    listing = runner.invoke(cli, ["--store", url, "ls", "--json"]).output
+    items = json.loads(listing)["items"]
+    (fork,) = [item["id"] for item in items if item.get("parentSession")]
+    (main,) = [item["id"] for item in items if not item.get("parentSession")]
+    first = runner.invoke(cli, ["--store", url, "erase", main, "--reason", "r"])
+    assert first.exit_code == 0, first.output
+    assert f"erased {main}\n" in first.output
+    assert (
+        f"note: 1 fork(s) keep their own copy of the events they were seeded with:"
+        f" {fork}; erase them with: agentlog erase {main} --descendants" in first.output
+    )
+    again = ["--store", url, "erase", main, "--reason", "r", "--descendants"]
+    second = runner.invoke(cli, again)
+    assert second.exit_code == 0, second.output
+    assert second.output == (
+        f"erased 1 descendant(s) of {main} (already gone): {fork}\n"
+    )
+    assert (
+        json.loads(runner.invoke(cli, ["--store", url, "ls", "--json"]).output)["items"]
+        == []
+    )
+    third = runner.invoke(cli, again)
+    assert third.exit_code == 1
+    assert f'session "{main}" not found' in third.output

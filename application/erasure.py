@@ -170,8 +170,9 @@ class SessionEraser:
 
         A missing or already erased id raises :class:`SessionNotFoundError`,
         exactly as every read does; with ``descendants``, only when no fork
-        below it is stored either (its forks are erased when it is gone). A session appended to while it is being
-        erased is read again and erased with the append (up to
+        below it is stored either (its forks are erased when it is gone). A
+        session appended to while it is being erased is read again and erased
+        with the append (up to
         :data:`ERASE_ATTEMPTS` times, then :class:`SessionConflictError`).
         """
         check_session_id(session_id)

@@ -63,10 +63,12 @@ def test_show_marks_every_event(demo_store: Store) -> None:
     assert "title    Add a /health endpoint to" in human
     assert "cwd      /workspace/weather-api" in human
     assert f"{MAIN_EVENTS} events" in human
-    assert "1   shadowed   user/message" in human
-    assert "replaced by 77" in human
-    assert "0   log-only   turn/start          turn 1 · message from user" in human
-    assert "156   log-only   turn/end            turn 3 · interrupted" in human
+    flat = " ".join(human.split())  # column widths follow the widest row
+    assert "1 shadowed user/message" in flat
+    assert "replaced by 77" in flat
+    assert "0 log-only turn/start turn 1 · message from user" in flat
+    assert "156 log-only turn/end turn 3 · interrupted" in flat
+    assert "log-only assistant/chunk ×" in flat  # each streamed reply is one row
 
     shown = demo_store("show", main, "--json").json()
     assert set(shown) == {"session", "title", "events"}

@@ -111,10 +111,12 @@ def _ref_names(options: Sequence[JsonSchemaValue]) -> Iterator[str]:
 def vocabulary_json_schema() -> dict[str, Any]:
     """A JSON Schema (2020-12) of one log line, with every payload model in ``$defs``.
 
-    The envelope's keys are checked for every line; ``data`` is checked against the
-    payload model of a declared type, and a surface marker is required on the
-    surface types and refused on every other declared type. Lines of undeclared
-    (plugin) types pass with any JSON ``data``, as the store accepts them.
+    The first line of a log is its header (``SessionHeaderLine``); every other line
+    is an event (``SessionEvent``). The envelope's keys are checked for every
+    event; ``data`` is checked against the payload model of a declared type, and
+    a surface marker is required on the surface types and refused on every other
+    declared type. Lines of undeclared (plugin) types pass with any JSON
+    ``data``, as the store accepts them.
     """
     definitions, payloads = _definitions()
     rules: list[JsonSchemaValue] = []
@@ -134,42 +136,72 @@ def vocabulary_json_schema() -> dict[str, Any]:
         )
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "agentlog session event",
+        "title": "agentlog session log line",
         "description": (
-            "One line of a session log. Key order is type, seq, time, data, "
-            "sourceEventSeqs, surfaceOp; absent optional keys are omitted, never null."
+            "One line of a session log: the header (the first line, type "
+            '"session"), or an event. An event\'s key order is type, seq, time, '
+            "data, sourceEventSeqs, surfaceOp; absent optional keys are omitted, "
+            "never null."
         ),
         "type": "object",
-        "required": ["type", "seq", "time", "data"],
-        "additionalProperties": False,
-        "properties": {
-            "type": {"type": "string", "description": "<family>/<name>"},
-            "seq": {"type": "integer", "minimum": 0},
-            "time": {"type": "integer", "description": "Unix epoch milliseconds"},
-            "data": {},
-            "sourceEventSeqs": {
-                "type": "array",
-                "items": {"type": "integer", "minimum": 0},
-            },
-            "surfaceOp": {
-                "oneOf": [
-                    {"const": "append"},
-                    {
-                        "type": "object",
-                        "required": ["op", "start", "end"],
-                        "additionalProperties": False,
-                        "properties": {
-                            "op": {"const": "replace"},
-                            "start": {"type": "integer", "minimum": 0},
-                            "end": {"type": "integer", "minimum": 0},
-                        },
-                    },
-                ]
-            },
-        },
+        "if": {"required": ["type"], "properties": {"type": {"const": "session"}}},
+        "then": {"$ref": _DEFS + "SessionHeaderLine"},
+        "else": {"$ref": _DEFS + "SessionEvent"},
         "allOf": rules,
-        "$defs": definitions,
+        "$defs": {
+            **definitions,
+            "SessionHeaderLine": _HEADER_SCHEMA,
+            "SessionEvent": _EVENT_SCHEMA,
+        },
     }
+
+
+_HEADER_SCHEMA: Final[JsonSchemaValue] = {
+    "description": (
+        "The first line: the session's header (SessionHeader) with its type. "
+        "Key order is type, version, id, createdAt, cwd, parentSession, "
+        "seedLength, delegationDepth, then any other key (such as owner)."
+    ),
+    "allOf": [{"$ref": _DEFS + SessionHeader.__name__}],
+    "required": ["type", "version", "delegationDepth"],
+    "properties": {
+        "type": {"const": "session"},
+        "version": {"const": SESSION_FORMAT_VERSION},
+    },
+}
+"""The header line as our writer writes it (``delegationDepth`` always)."""
+
+_EVENT_SCHEMA: Final[JsonSchemaValue] = {
+    "type": "object",
+    "required": ["type", "seq", "time", "data"],
+    "additionalProperties": False,
+    "properties": {
+        "type": {"type": "string", "description": "<family>/<name>"},
+        "seq": {"type": "integer", "minimum": 0},
+        "time": {"type": "integer", "description": "Unix epoch milliseconds"},
+        "data": {},
+        "sourceEventSeqs": {
+            "type": "array",
+            "items": {"type": "integer", "minimum": 0},
+        },
+        "surfaceOp": {
+            "oneOf": [
+                {"const": "append"},
+                {
+                    "type": "object",
+                    "required": ["op", "start", "end"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "op": {"const": "replace"},
+                        "start": {"type": "integer", "minimum": 0},
+                        "end": {"type": "integer", "minimum": 0},
+                    },
+                },
+            ]
+        },
+    },
+}
+"""An event line's envelope (its ``data`` is checked by the type's rule)."""
 
 
 # --------------------------------------------------------------------------------------

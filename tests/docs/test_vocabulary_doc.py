@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from agentlog.domain.vocabulary import PAYLOAD_MODELS
+from agentlog.infrastructure.formats.jsonl import encode_header_line
 from agentlog.infrastructure.schema_doc import (
     SCHEMA_FILE,
     VOCABULARY_FILE,
@@ -123,3 +124,30 @@ def test_schema_accepts_unknown_kinds_and_plugin_types() -> None:
     plugin = {"type": "approval/asked", "seq": 0, "time": 0, "data": [1, "x"]}
     assert validator.is_valid(unknown_block)
     assert validator.is_valid(plugin)
+
+
+def test_schema_accepts_an_exported_header_line_and_refuses_a_broken_one() -> None:
+    """The first line of an export is a log line too (issue 22)."""
+    validator = _validator()
+    header = {
+        "version": 0,
+        "id": "s1",
+        "createdAt": 5,
+        "cwd": "/w",
+        "parentSession": "p",
+        "seedLength": 3,
+        "owner": "ann",
+    }
+    line = json.loads(encode_header_line(header))
+    assert [e.message for e in validator.iter_errors(line)] == []
+    for path in SEED_ERA:
+        first = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+        assert [e.message for e in validator.iter_errors(first)] == [], path.name
+    for broken in (
+        {k: v for k, v in line.items() if k != "createdAt"},
+        {k: v for k, v in line.items() if k != "delegationDepth"},
+        {**line, "version": 1},
+        {**line, "seedLength": -1},
+        {**line, "id": 7},
+    ):
+        assert list(validator.iter_errors(broken)), broken

@@ -62,6 +62,7 @@ class SessionLoader:
         delegation_depth: int | None,
         owner: str | None,
         strict: bool,
+        origin: str | None = None,
     ) -> SessionHandle:
         """A new live session, announced to the observers (``create_session``)."""
         app = self.app
@@ -77,6 +78,7 @@ class SessionLoader:
             seed_length=seed_length,
             delegation_depth=delegation_depth,
             owner=owner,
+            origin=origin,
             clock=app.clock,
         )
         if app.is_stored(session_id):

@@ -231,11 +231,14 @@ class Sessions(ErasureFacade, LiveSessionsView):
         delegation_depth: int | None = None,
         owner: str | None = None,
         strict: bool = False,
+        origin: str | None = None,
     ) -> SessionHandle:
         """Start a live session; it is stored at its first flush or close.
 
         ``owner`` (a tenant or user id) is an immutable header field that session
-        filters select by (docs/events.md#header); forks inherit it.
+        filters select by (docs/events.md#header); forks inherit it. ``origin``
+        says why a child exists (``"subagent"``: a delegated agent's session, as
+        the original harness's later logs mark it); forks do not inherit it.
 
         A seed (forked or imported history) passes the seed rules and checks (a)–(c) of
         docs/events.md#the-append-pipeline, and the turn invariants too when ``strict``.
@@ -250,6 +253,7 @@ class Sessions(ErasureFacade, LiveSessionsView):
             delegation_depth=delegation_depth,
             owner=owner,
             strict=strict,
+            origin=origin,
         )
 
     def get_session(self, session_id: str) -> SessionHandle:

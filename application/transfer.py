@@ -195,6 +195,7 @@ def _header_args(header: Mapping[str, Any]) -> dict[str, Any]:
         "seed_length": header.get("seedLength"),
         "delegation_depth": header.get("delegationDepth"),
         "owner": header.get("owner"),
+        "origin": header.get("origin"),
     }
 
 

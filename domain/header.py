@@ -33,11 +33,15 @@ HEADER_KEYS: Final = (
     "seedLength",
     "delegationDepth",
     "owner",
+    "origin",
 )
 """The keys a stored header may hold, in the order the header line writes them."""
 
 OWNER_RULE: Final = (
     "session owner must be a non-empty string without NUL or lone surrogates"
+)
+ORIGIN_RULE: Final = (
+    "session origin must be a non-empty string without NUL or lone surrogates"
 )
 
 
@@ -59,6 +63,11 @@ def is_storable_text(text: str) -> bool:
 
 def is_owner(value: object) -> bool:
     """An ``owner`` is a non-empty string of storable text (docs/events.md#header)."""
+    return type(value) is str and bool(value) and is_storable_text(value)
+
+
+def is_origin(value: object) -> bool:
+    """An ``origin`` (why a child exists: ``"subagent"``) is non-empty storable text."""
     return type(value) is str and bool(value) and is_storable_text(value)
 
 
@@ -98,6 +107,7 @@ _RULES: Final = (
     ("version", _is_number, "a number"),
     ("delegationDepth", is_depth, "a non-negative safe integer"),
     ("owner", is_owner, "a non-empty string without NUL or lone surrogates"),
+    ("origin", is_origin, "a non-empty string without NUL or lone surrogates"),
 )
 """Each header key's rule, in the order a refusal names the first one broken."""
 

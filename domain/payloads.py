@@ -567,6 +567,9 @@ class SessionHeader(_Model):
     owner: str | MISSING = MISSING
     """A tenant or user id: non-empty, no NUL or lone surrogates; inherited by
     forks; scoped reads select by it (docs/scope.md)."""
+    origin: str | MISSING = MISSING
+    """Why a child exists (``subagent``: a delegated agent's session); not
+    inherited by forks (docs/events.md#header)."""
 
 
 class SessionSummary(_Model):

@@ -31,8 +31,10 @@ from agentlog.domain.errors import (
 )
 from agentlog.domain.events import Erased, SessionEvent, build_event
 from agentlog.domain.header import (
+    ORIGIN_RULE,
     OWNER_RULE,
     SESSION_FORMAT_VERSION,
+    is_origin,
     is_owner,
     is_storable_text,
 )
@@ -69,6 +71,7 @@ def make_header(
     seed_length: int | None = None,
     delegation_depth: int | None = None,
     owner: str | None = None,
+    origin: str | None = None,
     clock: Clock = now_ms,
 ) -> dict[str, Any]:
     """Build a header the way the store does, checking its fields.
@@ -93,6 +96,8 @@ def make_header(
             raise SessionError(f"session {name} must be a non-negative integer")
     if owner is not None and not is_owner(owner):
         raise SessionError(OWNER_RULE)
+    if origin is not None and not is_origin(origin):
+        raise SessionError(ORIGIN_RULE)
     header: dict[str, Any] = {
         "version": SESSION_FORMAT_VERSION,
         "id": session_id,
@@ -108,6 +113,8 @@ def make_header(
         header["delegationDepth"] = delegation_depth
     if owner is not None:
         header["owner"] = owner
+    if origin is not None:
+        header["origin"] = origin
     return header
 
 

@@ -371,6 +371,15 @@ def events_table(
     return table
 
 
+SUBAGENT = "subagent"
+"""The ``origin`` of a delegated agent's session (the original harness's word)."""
+
+
+def _parent_label(header: Mapping[str, Any]) -> str:
+    """How a child names its parent: a subagent's is not a fork's."""
+    return "subagent of" if header.get("origin") == SUBAGENT else "forked from"
+
+
 def header_view(
     header: Mapping[str, Any], title: TitleSnapshot | None
 ) -> RenderableType:
@@ -384,9 +393,10 @@ def header_view(
     for key, label in (
         ("cwd", "cwd"),
         ("owner", "owner"),
-        ("parentSession", "forked from"),
+        ("parentSession", _parent_label(header)),
         ("seedLength", "inherited events"),
         ("delegationDepth", "delegation depth"),
+        ("origin", "origin"),
     ):
         if key in header:
             table.add_row(label, datum(header[key]))
@@ -443,7 +453,8 @@ class SummariesTable:
             )
             if row.parent_session:
                 parent = printable(row.parent_session[:8], one_line=True)
-                label.append(f" (fork of {parent})", style="dim")
+                kind = "subagent" if row.header.get("origin") == SUBAGENT else "fork"
+                label.append(f" ({kind} of {parent})", style="dim")
             table.add_row(session_id, created_at, count, label)
         yield table
 

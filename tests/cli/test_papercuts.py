@@ -10,13 +10,22 @@ from typing import TYPE_CHECKING
 
 import pytest
 from click.testing import CliRunner
+from rich.console import Console
 
 from agentlog.application import Sessions
+from agentlog.application.query import SessionQuery
 from agentlog.domain.errors import StoreUnavailableError
 from agentlog.infrastructure.cli import cli
-from agentlog.infrastructure.cli.render import seq_ranges, short_when, when
+from agentlog.infrastructure.cli.render import (
+    header_view,
+    seq_ranges,
+    short_when,
+    summaries_table,
+    when,
+)
 from agentlog.infrastructure.formats.jsonl import import_log, write_atomically
-from tests.formats.samples import SEED_ERA, substituted
+from agentlog.infrastructure.store import open_sessions
+from tests.formats.samples import HARNESS_HEAD, SEED_ERA, substituted
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -228,3 +237,43 @@ def test_erase_names_the_forks_left_and_descendants_go_after_the_parent(
     third = runner.invoke(cli, again)
     assert third.exit_code == 1
     assert f'session "{main}" not found' in third.output
+
+
+def test_a_subagent_origin_is_kept_through_import_and_export(tmp_path: Path) -> None:
+    (path,) = [path for path in HARNESS_HEAD if "subagent" in path.name]
+    first = f"sqlite:///{tmp_path}/first.db"
+    runner = CliRunner()
+    imported = runner.invoke(
+        cli, ["--store", first, "import", "--set", "cwd=/srv/app", str(path)]
+    )
+    assert imported.exit_code == 0, imported.output
+    assert '"origin"' not in imported.output  # no longer reported as dropped
+    (item,) = json.loads(runner.invoke(cli, ["--store", first, "ls", "--json"]).output)[
+        "items"
+    ]
+    assert item["header"]["origin"] == "subagent"
+    wide = Console(width=200, record=True)  # the CLI's console may be narrow here
+    app = open_sessions(first, create=False)
+    try:
+        page = SessionQuery(app).list_summaries(10)
+        wide.print(summaries_table(page.items, "Sessions"))
+        wide.print(header_view(app.header(item["id"]), None))
+    finally:
+        app.close()
+    drawn = wide.export_text()
+    assert f"(subagent of {item['parentSession'][:8]})" in drawn
+    assert f"subagent of       {item['parentSession']}" in drawn
+    exported = tmp_path / "child.jsonl"
+    done = runner.invoke(
+        cli, ["--store", first, "export", item["id"], "-o", str(exported)]
+    )
+    assert done.exit_code == 0, done.output
+    header = json.loads(exported.read_bytes().splitlines()[0])
+    assert header["origin"] == "subagent"
+    second = f"sqlite:///{tmp_path}/second.db"
+    again = runner.invoke(cli, ["--store", second, "import", str(exported)])
+    assert again.exit_code == 0, again.output
+    (copy,) = json.loads(
+        runner.invoke(cli, ["--store", second, "ls", "--json"]).output
+    )["items"]
+    assert copy["header"] == item["header"]

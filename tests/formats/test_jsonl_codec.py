@@ -395,7 +395,11 @@ def test_detect_format_says_harness_head_for_its_shapes() -> None:
     assert detect_format(b'{"type":"session","id":"s","createdAt":1}\n') == (
         "harness-head"  # no version
     )
+    # origin is ours too (a subagent's header keeps it): our export writes it.
     assert detect_format(header_line(delegationDepth=0, origin="x") + b"\n") == (
+        "agentlog"
+    )
+    assert detect_format(header_line(delegationDepth=0, preset="x") + b"\n") == (
         "harness-head"
     )
 

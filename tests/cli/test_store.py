@@ -82,7 +82,10 @@ def test_an_unopenable_sqlite_file_is_one_line(tmp_path: Path) -> None:
     line = one_line_error(
         run_cli("--store", url, "import", str(TODO_PLAN), cwd=tmp_path)
     )
-    assert line == f"cannot open the store {url}: unable to open database file"
+    assert line == (
+        f"cannot open the store {url}: unable to open database file:"
+        f" no such folder: {tmp_path / 'missing' / 'dir'}"
+    )
     line = one_line_error(run_cli("--store", url, "ls", cwd=tmp_path))
     assert line.startswith(f"no store at {url}")
 

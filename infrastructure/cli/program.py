@@ -144,19 +144,19 @@ def encodable_parameter(
     return encodable(value)
 
 
-F = Any
+Decorated = Any
 """A command function being decorated (click's own type variable is private)."""
 
-json_option: Callable[[F], F] = click.option(
+json_option: Callable[[Decorated], Decorated] = click.option(
     "--json",
     "as_json",
     is_flag=True,
     help="Machine output: JSON with the spec's keys.",
 )
-session_id_argument: Callable[[F], F] = click.argument(
+session_id_argument: Callable[[Decorated], Decorated] = click.argument(
     "session_id", metavar="ID", callback=encodable_parameter
 )
-seq_argument: Callable[[F], F] = click.argument(
+seq_argument: Callable[[Decorated], Decorated] = click.argument(
     "seq", metavar="SEQ", type=click.IntRange(0, SEQ_MAX)
 )
 """An event's seq (0 is the first)."""

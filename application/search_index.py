@@ -463,6 +463,10 @@ class SearchIndex(SessionViews):
 
     OPTIMIZE_AFTER = 50_000
     """A catch-up that reads this many notifications compacts the index after."""
+    HASHED_OPTIMIZE_AFTER = 1_000
+    """The same for a hashed index, sooner: a search asks the full-text index
+    once per session, and each lookup costs more the more segments it reads
+    (docs/encryption.md#cost-of-the-hashed-search-index)."""
 
     def catch_up(self) -> int:
         """Pull the index up to date; rebuild it first if it went stale."""
@@ -472,7 +476,8 @@ class SearchIndex(SessionViews):
                 log.warning("search index: documents could not be forgotten; rebuild")
                 return self.rebuild()
             read = super().catch_up()
-            if read >= self.OPTIMIZE_AFTER:
+            hashed = view.hashing is not None
+            if read >= (self.HASHED_OPTIMIZE_AFTER if hashed else self.OPTIMIZE_AFTER):
                 view.optimize()
             return read
 

@@ -15,6 +15,8 @@ session, version and topic, and each wrapped key to its session.
 from __future__ import annotations
 
 import binascii
+import hashlib
+import hmac
 import os
 import struct
 from base64 import b64decode
@@ -64,6 +66,12 @@ def row_context(session_id: str, version: int, topic: str) -> bytes:
     return _framed(b"agentlog-row-1", _text(session_id), b"%d" % version, _text(topic))
 
 
+def view_context(session_id: str, table: str, column: str) -> bytes:
+    """The associated data of a sealed view column: it opens only in its own
+    session's row, table and column (docs/encryption.md#the-views)."""
+    return _framed(b"agentlog-view-1", _text(session_id), _text(table), _text(column))
+
+
 def _key_context(session_id: str) -> bytes:
     return _framed(b"agentlog-data-key-1", _text(session_id))
 
@@ -83,6 +91,17 @@ def search_key(data_key: bytes) -> bytes:
     return HKDF(algorithm=SHA256(), length=32, salt=None, info=SEARCH_KEY_INFO).derive(
         data_key
     )
+
+
+VIEW_KEY_CONTEXT = _framed(b"agentlog-view-key-1")
+VIEW_KEY_BYTES = 32
+"""The store's view key: HMAC-SHA-256 of filter values (cwd, owner)."""
+
+
+def keyed_hash(key: bytes, *parts: str) -> bytes:
+    """HMAC-SHA-256 of the framed parts: equal inputs give equal tokens, and
+    without the key a token tells nothing of its input."""
+    return hmac.digest(key, _framed(*(_text(part) for part in parts)), hashlib.sha256)
 
 
 class DataKey:
@@ -161,6 +180,19 @@ class MasterKey:
                 f'the data key of session "{session_id}" does not open with the '
                 "master key"
             )
+            raise EncryptionError(msg) from None
+
+    def wrap_view_key(self, view_key: bytes) -> bytes:
+        nonce = os.urandom(NONCE_BYTES)
+        return nonce + self._aead.encrypt(nonce, view_key, VIEW_KEY_CONTEXT)
+
+    def unwrap_view_key(self, wrapped: bytes) -> bytes:
+        try:
+            return self._aead.decrypt(
+                wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:], VIEW_KEY_CONTEXT
+            )
+        except (InvalidTag, ValueError):
+            msg = "the view key of the key store does not open with the master key"
             raise EncryptionError(msg) from None
 
     def check_value(self) -> bytes:

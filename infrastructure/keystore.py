@@ -20,22 +20,32 @@ Opening one by URL is :mod:`~agentlog.infrastructure.key_store_setup`'s job
 
 from __future__ import annotations
 
+import os
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from agentlog.domain.errors import EncryptionError
-from agentlog.infrastructure.crypto import DataKey, MasterKey, search_key
+from agentlog.infrastructure.crypto import (
+    VIEW_KEY_BYTES,
+    DataKey,
+    MasterKey,
+    search_key,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
     Rewrap = Callable[[str, bytes], bytes]
     """``(session id, wrapped key) -> the key wrapped by the new master key``."""
+    RewrapView = Callable[[bytes], bytes]
+    """``wrapped view key -> the view key wrapped by the new master key``."""
 
 KEYS_TABLE = "agentlog_data_keys"
 CHECK_TABLE = "agentlog_master_key_check"
+VIEW_KEY_TABLE = "agentlog_view_key"
+"""One row: the store's view key (filter tokens of the views), wrapped."""
 CACHE_SIZE = 4096
 """Unwrapped keys kept in memory per process (least recently used go first)."""
 SEARCH_CACHE_SIZE = 65_536
@@ -58,6 +68,7 @@ class KeyStore(ABC):
         self._search: OrderedDict[str, bytes] = OrderedDict()
         self._lock = threading.Lock()
         self._forgets = 0
+        self._view_key: bytes | None = None
 
     def check_master_key(self) -> None:
         """Refuse a master key other than the one this store was created with."""
@@ -137,6 +148,21 @@ class KeyStore(ABC):
         found.update(derived)
         return found
 
+    def view_key(self) -> bytes:
+        """The store's view key (made on first use; every process converges on
+        the one stored first). It keys the views' filter tokens, so it is never
+        forgotten: only rotated with the master key (docs/encryption.md)."""
+        with self._lock:
+            if self._view_key is not None:
+                return self._view_key
+        fresh = self._master.wrap_view_key(os.urandom(VIEW_KEY_BYTES))
+        key = self._master.unwrap_view_key(
+            self._view_key_or_insert(fresh, self._current)
+        )
+        with self._lock:
+            self._view_key = key
+        return key
+
     def forget(self, session_ids: Iterable[str]) -> int:
         """Delete these sessions' keys (here and in the store); how many existed."""
         ids = list(dict.fromkeys(session_ids))
@@ -159,7 +185,12 @@ class KeyStore(ABC):
         def rewrap(session_id: str, wrapped: bytes) -> bytes:
             return new_master.wrap(session_id, old.unwrap(session_id, wrapped))
 
-        count = self._rewrap_all(rewrap, new_master.check_value(), self._current)
+        def rewrap_view(wrapped: bytes) -> bytes:
+            return new_master.wrap_view_key(old.unwrap_view_key(wrapped))
+
+        count = self._rewrap_all(
+            rewrap, rewrap_view, new_master.check_value(), self._current
+        )
         self._master = new_master
         return count
 
@@ -203,11 +234,23 @@ class KeyStore(ABC):
         if the store's master key is not the one ``wrapped`` was made with."""
 
     @abstractmethod
+    def _view_key_or_insert(
+        self, wrapped: bytes, current: Callable[[bytes], None]
+    ) -> bytes:
+        """Store ``wrapped`` as the view key unless there is one; return the
+        stored one (``current`` as for :meth:`_insert_or_ignore`)."""
+
+    @abstractmethod
     def _rewrap_all(
-        self, rewrap: Rewrap, check_value: bytes, current: Callable[[bytes], None]
+        self,
+        rewrap: Rewrap,
+        rewrap_view: RewrapView,
+        check_value: bytes,
+        current: Callable[[bytes], None],
     ) -> int:
         """In one transaction: ``current(stored check value)``, every wrapped key
-        replaced by ``rewrap``'s, and ``check_value`` stored; how many keys."""
+        replaced by ``rewrap``'s (the view key's, if any, by ``rewrap_view``'s),
+        and ``check_value`` stored; how many data keys."""
 
     @abstractmethod
     def _delete(self, session_ids: Sequence[str]) -> int:

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from agentlog.infrastructure.crypto import MasterKey
-    from agentlog.infrastructure.keystore import Rewrap
+    from agentlog.infrastructure.keystore import Rewrap, RewrapView
 
 
 class MemoryKeyStore(KeyStore):
@@ -22,6 +22,7 @@ class MemoryKeyStore(KeyStore):
         super().__init__(master, "memory:")
         self._rows: dict[str, bytes] = {}
         self._check: bytes | None = None
+        self._view: bytes | None = None
         self._rows_lock = threading.Lock()
 
     def _select(self, session_id: str) -> bytes | None:
@@ -36,14 +37,29 @@ class MemoryKeyStore(KeyStore):
                 current(self._check)
             return self._rows.setdefault(session_id, wrapped)
 
+    def _view_key_or_insert(
+        self, wrapped: bytes, current: Callable[[bytes], None]
+    ) -> bytes:
+        with self._rows_lock:
+            if self._check is not None:
+                current(self._check)
+            if self._view is None:
+                self._view = wrapped
+            return self._view
+
     def _rewrap_all(
-        self, rewrap: Rewrap, check_value: bytes, current: Callable[[bytes], None]
+        self,
+        rewrap: Rewrap,
+        rewrap_view: RewrapView,
+        check_value: bytes,
+        current: Callable[[bytes], None],
     ) -> int:
         with self._rows_lock:
             if self._check is not None:
                 current(self._check)
             rows = {i: rewrap(i, wrapped) for i, wrapped in self._rows.items()}
-            self._rows, self._check = rows, check_value
+            view = None if self._view is None else rewrap_view(self._view)
+            self._rows, self._check, self._view = rows, check_value, view
             return len(rows)
 
     def _delete(self, session_ids: Sequence[str]) -> int:

@@ -15,13 +15,18 @@ from agentlog.infrastructure.backends.postgres.connection import (
     ddl_lock,
     unavailable,
 )
-from agentlog.infrastructure.keystore import CHECK_TABLE, KEYS_TABLE, KeyStore
+from agentlog.infrastructure.keystore import (
+    CHECK_TABLE,
+    KEYS_TABLE,
+    VIEW_KEY_TABLE,
+    KeyStore,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
     from agentlog.infrastructure.crypto import MasterKey
-    from agentlog.infrastructure.keystore import Rewrap
+    from agentlog.infrastructure.keystore import Rewrap, RewrapView
     from agentlog.infrastructure.store_url import StoreConfig
 
 KEYSTORE_DDL_LOCK = 0x6167656E746B6579  # "agentkey": serialises table creation
@@ -52,6 +57,12 @@ class PostgresKeyStore(KeyStore):
                     "CREATE TABLE IF NOT EXISTS {0} (id int PRIMARY KEY CHECK "
                     "(id = 1), check_value bytea NOT NULL)"
                 ).format(self._table(CHECK_TABLE))
+            )
+            db.execute(
+                SQL(
+                    "CREATE TABLE IF NOT EXISTS {0} (id int PRIMARY KEY CHECK "
+                    "(id = 1), wrapped_key bytea NOT NULL)"
+                ).format(self._table(VIEW_KEY_TABLE))
             )
 
     def _table(self, name: str) -> SQL | Any:
@@ -121,8 +132,29 @@ class PostgresKeyStore(KeyStore):
         assert row is not None
         return bytes(row[0])
 
+    def _view_key_or_insert(
+        self, wrapped: bytes, current: Callable[[bytes], None]
+    ) -> bytes:
+        with self._using() as db, db.transaction():
+            current(self._stored_check(db, "FOR SHARE"))
+            db.execute(
+                SQL(
+                    "INSERT INTO {0} VALUES (1, %s) ON CONFLICT (id) DO NOTHING"
+                ).format(self._table(VIEW_KEY_TABLE)),
+                (wrapped,),
+            )
+            row = db.execute(
+                SQL("SELECT wrapped_key FROM {0}").format(self._table(VIEW_KEY_TABLE))
+            ).fetchone()
+        assert row is not None
+        return bytes(row[0])
+
     def _rewrap_all(
-        self, rewrap: Rewrap, check_value: bytes, current: Callable[[bytes], None]
+        self,
+        rewrap: Rewrap,
+        rewrap_view: RewrapView,
+        check_value: bytes,
+        current: Callable[[bytes], None],
     ) -> int:
         with self._using() as db, db.transaction():
             current(self._stored_check(db, "FOR UPDATE"))
@@ -137,6 +169,18 @@ class PostgresKeyStore(KeyStore):
                         self._table(KEYS_TABLE)
                     ),
                     [(rewrap(i, bytes(wrapped)), i) for i, wrapped in rows],
+                )
+            view = db.execute(
+                SQL("SELECT wrapped_key FROM {0} FOR UPDATE").format(
+                    self._table(VIEW_KEY_TABLE)
+                )
+            ).fetchone()
+            if view is not None:
+                db.execute(
+                    SQL("UPDATE {0} SET wrapped_key = %s").format(
+                        self._table(VIEW_KEY_TABLE)
+                    ),
+                    (rewrap_view(bytes(view[0])),),
                 )
             db.execute(
                 SQL("UPDATE {0} SET check_value = %s").format(self._table(CHECK_TABLE)),

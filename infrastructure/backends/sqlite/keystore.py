@@ -13,13 +13,18 @@ import time
 from typing import TYPE_CHECKING
 
 from agentlog.domain.errors import StoreUnavailableError
-from agentlog.infrastructure.keystore import CHECK_TABLE, KEYS_TABLE, KeyStore
+from agentlog.infrastructure.keystore import (
+    CHECK_TABLE,
+    KEYS_TABLE,
+    VIEW_KEY_TABLE,
+    KeyStore,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
     from agentlog.infrastructure.crypto import MasterKey
-    from agentlog.infrastructure.keystore import Rewrap
+    from agentlog.infrastructure.keystore import Rewrap, RewrapView
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +56,10 @@ class SQLiteKeyStore(KeyStore):
                 db.execute(
                     f"CREATE TABLE IF NOT EXISTS {CHECK_TABLE} (id INTEGER PRIMARY "
                     "KEY CHECK (id = 1), check_value BLOB NOT NULL)"
+                )
+                db.execute(
+                    f"CREATE TABLE IF NOT EXISTS {VIEW_KEY_TABLE} (id INTEGER "
+                    "PRIMARY KEY CHECK (id = 1), wrapped_key BLOB NOT NULL)"
                 )
         except sqlite3.Error as error:
             msg = f"cannot open the key store {self.display}: {error}"
@@ -117,6 +126,21 @@ class SQLiteKeyStore(KeyStore):
             ).fetchone()
         return bytes(row[0])
 
+    def _view_key_or_insert(
+        self, wrapped: bytes, current: Callable[[bytes], None]
+    ) -> bytes:
+        with self._using(), self._transaction() as db:
+            current(
+                bytes(
+                    db.execute(f"SELECT check_value FROM {CHECK_TABLE}").fetchone()[0]
+                )
+            )
+            db.execute(
+                f"INSERT OR IGNORE INTO {VIEW_KEY_TABLE} VALUES (1, ?)", (wrapped,)
+            )
+            row = db.execute(f"SELECT wrapped_key FROM {VIEW_KEY_TABLE}").fetchone()
+        return bytes(row[0])
+
     def _delete(self, session_ids: Sequence[str]) -> int:
         deleted = 0
         with self._using() as db:
@@ -132,7 +156,11 @@ class SQLiteKeyStore(KeyStore):
         return deleted
 
     def _rewrap_all(
-        self, rewrap: Rewrap, check_value: bytes, current: Callable[[bytes], None]
+        self,
+        rewrap: Rewrap,
+        rewrap_view: RewrapView,
+        check_value: bytes,
+        current: Callable[[bytes], None],
     ) -> int:
         with self._using() as db:
             with self._transaction():
@@ -150,6 +178,14 @@ class SQLiteKeyStore(KeyStore):
                     f"UPDATE {KEYS_TABLE} SET wrapped_key = ? WHERE session_id = ?",
                     [(rewrap(i, bytes(wrapped)), i) for i, wrapped in rows],
                 )
+                view = db.execute(
+                    f"SELECT wrapped_key FROM {VIEW_KEY_TABLE}"
+                ).fetchone()
+                if view is not None:
+                    db.execute(
+                        f"UPDATE {VIEW_KEY_TABLE} SET wrapped_key = ?",
+                        (rewrap_view(bytes(view[0])),),
+                    )
                 db.execute(f"UPDATE {CHECK_TABLE} SET check_value = ?", (check_value,))
             self._checkpoint(db)  # the old wrappings leave the WAL too
         return len(rows)

@@ -93,3 +93,28 @@ class KeyStoreCases:
                 reopened.close()
             with pytest.raises(EncryptionError):
                 open_store(old)
+
+    def test_the_view_key_is_made_once_and_outlives_forgets_and_rotations(
+        self, open_store: OpenStore
+    ) -> None:
+        """One view key per store (docs/encryption.md#the-views): every open
+        reads the same, a forget never touches it, a rotation wraps it again."""
+        old, new = (MasterKey.from_base64(new_master_key()) for _ in range(2))
+        store = open_store(old)
+        try:
+            view_key = store.view_key()
+            assert len(view_key) == 32
+            assert store.view_key() == view_key
+            store.data_key("s1", create=True)
+            store.forget(["s1"])
+            assert store.view_key() == view_key
+            store.rotate(new)
+            assert store.view_key() == view_key
+        finally:
+            store.close()
+        if self.shared:
+            reopened = open_store(new)
+            try:
+                assert reopened.view_key() == view_key
+            finally:
+                reopened.close()

@@ -85,7 +85,9 @@ class ConfiguredApplication(Application[str]):
     def construct_mapper(self) -> Mapper[str]:
         """The library's mapper (``MAPPER_TOPIC``), given the per-session keys
         when ``AGENTLOG_ENCRYPTION=per-session`` (docs/encryption.md)."""
-        return self._setup.mapper(super().construct_mapper(), self.env)
+        mapper = self._setup.mapper(super().construct_mapper(), self.env)
+        self._setup.views(self.factory)
+        return mapper
 
     @property
     def session_mapper(self) -> PlainStates:

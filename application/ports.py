@@ -136,6 +136,10 @@ class StoreSetup(Protocol):
         """The mapper, given its key store when encryption is on."""
         ...
 
+    def views(self, factory: object) -> None:
+        """Give the factory's views the key store (sealed views, when on)."""
+        ...
+
     def close(self) -> None:
         """Close what :meth:`mapper` opened (the key store)."""
         ...

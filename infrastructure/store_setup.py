@@ -18,6 +18,8 @@ from agentlog.infrastructure.backends import DEFAULT, backend_named
 from agentlog.infrastructure.key_store_setup import encryption_settings
 from agentlog.infrastructure.mapper import SessionMapper
 from agentlog.infrastructure.store_url import STORE_ENV_VAR, parse_store_url
+from agentlog.infrastructure.views.sealing import ViewKeys
+from agentlog.infrastructure.views.sealing_factory import SealingFactory
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -91,6 +93,12 @@ class SessionsSetup:
             )
             mapper.keys = self.key_store
         return mapper
+
+    def views(self, factory: object) -> None:
+        """The views of our factories seal with the mapper's key store: one
+        connection and one cache of data keys per application."""
+        if self.key_store is not None and isinstance(factory, SealingFactory):
+            factory.view_keys = ViewKeys(self.key_store)
 
     def close(self) -> None:
         if self.key_store is not None:

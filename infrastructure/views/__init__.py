@@ -68,9 +68,10 @@ def encode_column(kind: str, value: Any, *, bounded_ints: bool) -> Any:
 
     JSON and text go in as bytes; a number column only orders rows (the exact
     value lives in the JSON), so SQLite gets a float for an int beyond 64 bits.
+    A ``raw`` column (sealed content, a filter token) is bytes already.
     """
-    if value is None:
-        return None
+    if value is None or kind == "raw":
+        return value
     if kind == "json":
         return dumps(value)
     if kind == "text":
@@ -99,6 +100,10 @@ def column_decoder(kind: str) -> Callable[[Any], Any]:
     return _DECODERS.get(kind, _decode_number)
 
 
+def _decode_raw(value: Any) -> bytes:
+    return bytes(value)
+
+
 def _decode_json(value: Any) -> Any:
     return loads(bytes(value))
 
@@ -112,4 +117,10 @@ def _decode_number(value: Any) -> Any:
 _DECODERS: dict[str, Callable[[Any], Any]] = {
     "json": _decode_json,
     "text": decode_text,
+    "raw": _decode_raw,
 }
+
+
+def column_param(value: str | bytes) -> bytes:
+    """A filter's value as a parameter: a string as column bytes, a token as is."""
+    return value if isinstance(value, bytes) else encode_text(value)

@@ -1,9 +1,10 @@
 """What the SQLite and PostgreSQL views share: the save, the purge's transaction
 and the reads, written once over each backend's SQL.
 
-A backend view supplies its statements and cursor steps (``_select``, ``_fetch``,
-``_delete``, ``_encode``, ``_upsert_sql``); the order of the steps, and which
-transaction each runs in, is decided here.
+A backend view supplies its statements and cursor steps (``_select``,
+``_fetch_stored``, ``_delete``, ``_encode``, ``_upsert_sql``); the order of the
+steps, and which transaction each runs in, is decided here, and so is where a
+sealed view's rows are opened (``views.sealing``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from agentlog.application.projections import ListingView, View
 from agentlog.application.view_rows import ListingRow
 from agentlog.infrastructure.views import write_tracked
+from agentlog.infrastructure.views.sealing import SealableView
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 TRow = TypeVar("TRow")
 
 
-class SQLView(View[TRow], Generic[TRow]):
+class SQLView(SealableView, View[TRow], Generic[TRow]):
     """A keyed table on an SQL datastore (``datastore.transaction``)."""
 
     datastore: Any
@@ -35,11 +37,26 @@ class SQLView(View[TRow], Generic[TRow]):
 
     @abstractmethod
     def _encode(self, row: TRow) -> tuple[Any, ...]:
-        """A row as the upsert's parameters."""
+        """A row as the upsert's parameters (sealed first, in a sealed view)."""
 
     @abstractmethod
+    def _fetch_stored(self, cursor: Any, sql: Any, params: Sequence[Any]) -> list[TRow]:
+        """Run a select of whole rows and decode their columns (as stored)."""
+
     def _fetch(self, cursor: Any, sql: Any, params: Sequence[Any]) -> list[TRow]:
-        """Run a select of whole rows and decode them."""
+        """Run a select of whole rows: decoded, and opened in a sealed view."""
+        return self._opened(self._fetch_stored(cursor, sql, params))
+
+    def _stored(self, row: TRow) -> TRow:
+        """The row as written: sealed in a sealed view."""
+        return self.row_seal.seal(row) if self.sealed else row
+
+    def _opened(self, rows: list[TRow]) -> list[TRow]:
+        """Rows as folded; a sealed row whose key is gone is left out."""
+        if not self.sealed:
+            return rows
+        seal = self.row_seal
+        return [opened for row in rows if (opened := seal.open(row)) is not None]
 
     @abstractmethod
     def _select(self, cursor: Any, keys: Collection[str]) -> dict[str, TRow]:
@@ -103,4 +120,19 @@ class SQLListingView(SQLView[ListingRow], ListingView):
         after: tuple[Number, str] | None = None,
         scope: Scope | None = None,
     ) -> list[ListingRow]:
-        return self._read(*self.page_query(limit=limit, after=after, scope=scope))
+        if not self.sealed:
+            return self._read(*self.page_query(limit=limit, after=after, scope=scope))
+        # A row whose key is gone is left out; read on, so a short page still
+        # means the end (callers page until one is short).
+        kept: list[ListingRow] = []
+        while True:
+            with self.datastore.transaction(commit=False) as cursor:
+                stored = self._fetch_stored(
+                    cursor, *self.page_query(limit=limit, after=after, scope=scope)
+                )
+            kept += self._opened(stored)
+            if len(stored) < limit or len(kept) >= limit:
+                return kept[:limit]
+            last = stored[-1]
+            created = last.created_at if last.created_at is not None else 0
+            after = (created, last.session_id)

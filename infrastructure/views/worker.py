@@ -121,7 +121,8 @@ def start_runners(
     The runner builds each view with the factory ``PERSISTENCE_MODULE`` names,
     so it is pointed at ours, as ``Sessions`` points its own: the views'
     connections then get the URL's libpq parameters and a pooler's settings,
-    and their tables the locked creation.
+    and their tables the locked creation; ours seals
+    the views when encryption is on.
     """
     env = dict(env)
     _, backend = _backend(env)

@@ -86,3 +86,15 @@ def test_the_sealed_search_benchmark_runs() -> None:
     )
     assert "| index catch-up |" in done.stdout
     assert "same pages on both stores: True" in done.stdout
+
+
+def test_the_sealed_views_benchmark_runs(tmp_path: Path) -> None:
+    from bench.encryption_cost import store
+    from bench.sealed_views import CASES, fill, timed_cases
+
+    for encrypted in (False, True):
+        with store(False, tmp_path, encrypted) as env:
+            fill(env, 60)
+            times = timed_cases(env)
+        assert set(times) == set(CASES)
+        assert all(seconds > 0 for seconds in times.values())

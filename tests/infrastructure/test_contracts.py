@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ from agentlog.infrastructure.key_store_setup import open_key_store
 from agentlog.infrastructure.store_url import parse_store_url
 from tests.conftest import PG_URL, backend_env, postgres_schema
 from tests.infrastructure.contracts.keystore_cases import KeyStoreCases
+from tests.infrastructure.contracts.listing_cases import ListingCases
 from tests.infrastructure.contracts.recorder_cases import SessionRecorderCases
 from tests.infrastructure.contracts.view_cases import ROWS, ViewCases
 
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 STORES = {"memory": "popo", "sqlite": "sqlite", "postgres": "postgres"}
 """A test store per registered backend (``tests.conftest.backend_env``)."""
 NAMES = [backend.name for backend in BACKENDS]
+MASTER = base64.b64encode(bytes(range(32))).decode()
 
 
 def test_every_registered_backend_has_a_test_store() -> None:
@@ -42,6 +45,32 @@ def store_app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Sessio
             app.close()
 
 
+@pytest.fixture(params=["plain", "sealed"])
+def view_app(
+    request: pytest.FixtureRequest, store_app: Sessions, tmp_path: Path
+) -> Iterator[Sessions]:
+    """The backend's store, with its views plain or sealed (encryption on)."""
+    if request.param == "plain":
+        yield store_app
+        return
+    env = dict(store_app.env)
+    env |= {"AGENTLOG_ENCRYPTION": "per-session", "AGENTLOG_MASTER_KEY": MASTER}
+    stores = key_store_url(
+        "memory" if "popo" in env["PERSISTENCE_MODULE"] else "sqlite", tmp_path
+    )
+    for url in stores:
+        app = Sessions(env={**env, "AGENTLOG_KEYSTORE": url})
+        try:
+            yield app
+        finally:
+            app.close()
+
+
+def view_of(app: Sessions, kind: str) -> Any:
+    backend = type(app.factory).backend  # type: ignore[attr-defined]
+    return app.factory.tracking_recorder(getattr(backend.view_classes(), kind))
+
+
 class TestSessionRecorder(SessionRecorderCases):
     @pytest.fixture
     def recorder(self, store_app: Sessions) -> Any:
@@ -54,14 +83,22 @@ class TestViews(ViewCases):
         return str(request.param)
 
     @pytest.fixture
-    def view(self, store_app: Sessions, kind: str) -> Any:
-        backend = type(store_app.factory).backend  # type: ignore[attr-defined]
-        view_class = getattr(backend.view_classes(), kind)
-        return store_app.factory.tracking_recorder(view_class)
+    def view(self, view_app: Sessions, kind: str) -> Any:
+        return view_of(view_app, kind)
 
     @pytest.fixture
     def row(self, kind: str) -> Callable[[str, int], Any]:
         return ROWS[kind]
+
+
+class TestListing(ListingCases):
+    @pytest.fixture
+    def listing(self, view_app: Sessions) -> Any:
+        return view_of(view_app, "listing")
+
+    @pytest.fixture
+    def lineage(self, view_app: Sessions) -> Any:
+        return view_of(view_app, "lineage")
 
 
 def key_store_url(name: str, tmp_path: Path) -> Iterator[str]:

@@ -13,6 +13,7 @@ from eventsourcing.popo import POPOFactory
 
 from agentlog.infrastructure.backends.memory.backend import BACKEND
 from agentlog.infrastructure.backends.memory.recorders import POPOSessionRecorder
+from agentlog.infrastructure.views.sealing_factory import SealingFactory
 
 if TYPE_CHECKING:
     from eventsourcing.persistence import ApplicationRecorder
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from agentlog.infrastructure.backends.backend import Backend
 
 
-class AgentlogPOPOFactory(POPOFactory):
+class AgentlogPOPOFactory(SealingFactory, POPOFactory):
     """``POPOFactory`` whose application recorder guards writes and erases."""
 
     backend: ClassVar[Backend] = BACKEND

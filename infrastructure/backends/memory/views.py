@@ -1,4 +1,9 @@
-"""In-memory views for the POPO store: dicts guarded by the recorder's lock."""
+"""In-memory views for the POPO store: dicts guarded by the recorder's lock.
+
+With encryption on, the rows are held sealed as the SQL views store them
+(``views.sealing``): the in-memory store keeps the same contract, erase and
+filters included, as the stores that are copied.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from agentlog.application.ports import ViewClasses
 from agentlog.application.projections import LineageView, ListingView, TitleView, View
 from agentlog.application.view_rows import LineageRow, ListingRow, Number, TitleRow
 from agentlog.infrastructure.eventsourcing_seam import KeyedPOPOTracking
+from agentlog.infrastructure.views.sealing import SealableView
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -28,8 +34,10 @@ def _recency(row: ListingRow) -> tuple[Number, str]:
     return (-created, row.session_id)
 
 
-class POPOView(KeyedPOPOTracking, View[TRow], Generic[TRow]):
-    """Rows in a dict; a save holds the lock for rows and position together."""
+class POPOView(KeyedPOPOTracking, SealableView, View[TRow], Generic[TRow]):
+    """Rows in a dict; a save holds the lock for rows and position together.
+
+    A sealed view holds every row sealed and opens what it returns."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -46,8 +54,8 @@ class POPOView(KeyedPOPOTracking, View[TRow], Generic[TRow]):
             done = self.max_tracking_id(tracking.application_name)
             if done is not None and done >= tracking.notification_id:
                 return False
-            rows = {key: self._rows[key] for key in keys if key in self._rows}
-            changed = merge(rows)
+            rows = self._opened_by_id(keys)
+            changed = [self._stored(row) for row in merge(rows)]
             # Nothing is mutated before this point, so a failing merge changes nothing.
             for row in changed:
                 self._rows[row.session_id] = row  # type: ignore[attr-defined]
@@ -65,13 +73,27 @@ class POPOView(KeyedPOPOTracking, View[TRow], Generic[TRow]):
     def _changed(self) -> None:
         """Hook for subclasses that keep a derived index."""
 
+    def _stored(self, row: TRow) -> TRow:
+        return self.row_seal.seal(row) if self.sealed else row
+
+    def _opened(self, rows: list[TRow]) -> list[TRow]:
+        """Rows as folded; a sealed row whose key is gone is left out."""
+        if not self.sealed:
+            return rows
+        seal = self.row_seal
+        return [opened for row in rows if (opened := seal.open(row)) is not None]
+
+    def _opened_by_id(self, keys: Collection[str]) -> dict[str, TRow]:
+        rows = self._opened([self._rows[key] for key in keys if key in self._rows])
+        return {row.session_id: row for row in rows}  # type: ignore[attr-defined]
+
     def select_rows(self, keys: Collection[str]) -> dict[str, TRow]:
         with self.database_lock:
-            return {key: self._rows[key] for key in keys if key in self._rows}
+            return self._opened_by_id(keys)
 
     def select_all(self) -> list[TRow]:
         with self.database_lock:
-            return [self._rows[key] for key in sorted(self._rows)]
+            return self._opened([self._rows[key] for key in sorted(self._rows)])
 
     def clear(self, application_name: str) -> None:
         with self.database_lock:
@@ -110,7 +132,7 @@ class POPOListingView(POPOView[ListingRow], ListingView):
             self._groups = groups
         if scope is None:
             return self._recent
-        wanted = dict(scope.columns())
+        wanted = dict(self.scope_pairs(scope.columns()))
         if "session_id" in wanted:
             one = self._rows.get(str(wanted.pop("session_id")))
             candidates = [] if one is None or one.header is None else [one]
@@ -133,17 +155,27 @@ class POPOListingView(POPOView[ListingRow], ListingView):
     ) -> list[ListingRow]:
         with self.database_lock:
             rows = self._ordered(scope)
-        if after is None:
-            return rows[:limit]
-        created, session_id = after
-        start = bisect_right(rows, (-created, session_id), key=_recency)
-        return rows[start : start + limit]
+        start = 0
+        if after is not None:
+            created, session_id = after
+            start = bisect_right(rows, (-created, session_id), key=_recency)
+        if not self.sealed:
+            return rows[start : start + limit]
+        # A row whose key is gone is left out; read on, so a short page still
+        # means the end (callers page until one is short).
+        kept: list[ListingRow] = []
+        while start < len(rows) and len(kept) < limit:
+            kept += self._opened(rows[start : start + limit])
+            start += limit
+        return kept[:limit]
 
     def select_headers(self, *, scope: Scope | None = None) -> list[dict[str, Any]]:
         with self.database_lock:
             if scope is not None:
-                return [row.header for row in self._ordered(scope) if row.header]
-            return [row.header for row in self._rows.values() if row.header is not None]
+                rows = self._opened(self._ordered(scope))
+                return [row.header for row in rows if row.header]
+            rows = self._opened(list(self._rows.values()))
+            return [row.header for row in rows if row.header is not None]
 
 
 def _in_columns(row: ListingRow, wanted: dict[str, str | None]) -> bool:
@@ -172,7 +204,7 @@ class POPOLineageView(POPOView[LineageRow], LineageView):
                     if row.parent_session is not None:
                         index[row.parent_session].append(row)
                 self._children = dict(index)
-            return list(self._children.get(parent_id, ()))
+            return self._opened(list(self._children.get(parent_id, ())))
 
     def select_subtree(self, session_id: str) -> list[LineageRow]:
         found: list[LineageRow] = []
@@ -193,7 +225,7 @@ class POPOLineageView(POPOView[LineageRow], LineageView):
                 found.append(row)
                 parent = row.parent_session
                 row = None if parent is None else self._rows.get(parent)
-        return found
+            return self._opened(found)
 
 
 VIEW_CLASSES = ViewClasses(

@@ -42,6 +42,7 @@ from agentlog.infrastructure.backends.postgres.pooler import (
     TransactionPoolerDatastore,
 )
 from agentlog.infrastructure.backends.postgres.recorders import PostgresSessionRecorder
+from agentlog.infrastructure.views.sealing_factory import SealingFactory
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
 DDL_LOCK_KEY = 0x6167656E746C6F67  # "agentlog" as a bigint: one key for all schemas
 
 
-class AgentlogPostgresFactory(PostgresFactory):
+class AgentlogPostgresFactory(SealingFactory, PostgresFactory):
     """``PostgresFactory`` with URL parameters, an early check and locked DDL."""
 
     backend: ClassVar[Backend] = BACKEND

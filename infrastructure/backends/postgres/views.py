@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from eventsourcing.persistence import OperationalError
-from psycopg.sql import SQL, Composed, Identifier
+from psycopg.sql import SQL, Composed, Identifier, Literal
 
 from agentlog.application.ports import ViewClasses
 from agentlog.application.projections import (
@@ -32,6 +32,7 @@ from agentlog.infrastructure.eventsourcing_seam import max_tracking_id_in
 from agentlog.infrastructure.eventsourcing_seam_postgres import KeyedPostgresTracking
 from agentlog.infrastructure.views import (
     column_decoder,
+    column_param,
     decode_column,
     encode_column,
     encode_text,
@@ -49,7 +50,13 @@ if TYPE_CHECKING:
     from agentlog.application.scope import Scope
 
 TRow = TypeVar("TRow")
-PG_TYPES = {"text": "bytea", "int": "bigint", "number": "numeric", "json": "bytea"}
+PG_TYPES = {
+    "text": "bytea",
+    "int": "bigint",
+    "number": "numeric",
+    "json": "bytea",
+    "raw": "bytea",
+}
 
 
 class PostgresView(KeyedPostgresTracking, SQLView[TRow], Generic[TRow]):
@@ -58,7 +65,11 @@ class PostgresView(KeyedPostgresTracking, SQLView[TRow], Generic[TRow]):
     def __init__(self, datastore: PostgresDatastore, **kwargs: Any) -> None:
         kwargs["tracking_table_name"] = VIEW_TRACKING_TABLE
         super().__init__(datastore, **kwargs)
-        self._columns = columns(self.row_type)
+        raw = self.sealed_columns()
+        self._columns = [
+            (name, "raw" if name in raw else kind)
+            for name, kind in columns(self.row_type)
+        ]
         self._decoders = [column_decoder(kind) for _, kind in self._columns]
         schema = Identifier(self.datastore.schema)
         table = Identifier(self.table_name)
@@ -79,6 +90,17 @@ class PostgresView(KeyedPostgresTracking, SQLView[TRow], Generic[TRow]):
             SQL("CREATE TABLE IF NOT EXISTS {0} ({1})").format(self._table, definitions)
         )
         self.sql_create_statements.extend(self.index_statements())
+        if self.plain_table_name:
+            # Encryption was turned on: the plaintext rows go, and their position.
+            plain = self.view_name.removesuffix(".sealed")
+            self.sql_create_statements += [
+                SQL("DROP TABLE IF EXISTS {0}.{1}").format(
+                    schema, Identifier(self.plain_table_name)
+                ),
+                SQL("DELETE FROM {0} WHERE application_name LIKE {1}").format(
+                    self._tracking_table, Literal(f"%#{plain}")
+                ),
+            ]
         self._select_sql = SQL("SELECT {0} FROM {1} ").format(names, self._table)
         marks = SQL(", ").join(SQL("%s") for _ in self._columns)
         updates = SQL(", ").join(
@@ -140,7 +162,9 @@ class PostgresView(KeyedPostgresTracking, SQLView[TRow], Generic[TRow]):
     def _encode(self, row: TRow) -> tuple[Any, ...]:
         return tuple(
             encode_column(kind, value, bounded_ints=False)
-            for (_, kind), value in zip(self._columns, row_values(row), strict=True)
+            for (_, kind), value in zip(
+                self._columns, row_values(self._stored(row)), strict=True
+            )
         )
 
     def _decode(self, record: DictRow) -> TRow:
@@ -150,7 +174,7 @@ class PostgresView(KeyedPostgresTracking, SQLView[TRow], Generic[TRow]):
         ]
         return self.row_type(*values)  # type: ignore[no-any-return]
 
-    def _fetch(
+    def _fetch_stored(
         self, curs: Cursor[DictRow], sql: Composed, params: Sequence[Any]
     ) -> list[TRow]:
         curs.execute(sql, params)
@@ -183,16 +207,19 @@ class PostgresView(KeyedPostgresTracking, SQLView[TRow], Generic[TRow]):
             )
 
 
-def _scoped(scope: Scope | None) -> tuple[Composed, list[Any]]:
-    """``AND column = %s`` (or ``IS NULL``) per column the scope constrains."""
+def _scoped(
+    view: PostgresListingView, scope: Scope | None
+) -> tuple[Composed, list[Any]]:
+    """``AND column = %s`` (or ``IS NULL``) per column the scope constrains
+    (a sealed view compares the filter columns' tokens)."""
     parts: list[Composed] = []
     params: list[Any] = []
-    for column, value in [] if scope is None else scope.columns():
+    for column, value in [] if scope is None else view.scope_pairs(scope.columns()):
         if value is None:
             parts.append(SQL("AND {0} IS NULL ").format(Identifier(column)))
         else:
             parts.append(SQL("AND {0} = %s ").format(Identifier(column)))
-            params.append(encode_text(value))
+            params.append(column_param(value))
     return SQL("").join(parts), params
 
 
@@ -223,7 +250,7 @@ class PostgresListingView(PostgresView[ListingRow], SQLListingView):
         scope: Scope | None = None,
     ) -> tuple[Composed, list[Any]]:
         """The SQL and parameters :meth:`select_page` runs (tests explain it)."""
-        where, params = _scoped(scope)
+        where, params = _scoped(self, scope)
         sql = self._select_sql + SQL("WHERE header IS NOT NULL ") + where
         if after is not None:
             sql += SQL(
@@ -235,7 +262,10 @@ class PostgresListingView(PostgresView[ListingRow], SQLListingView):
         return sql, params
 
     def select_headers(self, *, scope: Scope | None = None) -> list[dict[str, Any]]:
-        where, params = _scoped(scope)
+        where, params = _scoped(self, scope)
+        if self.sealed:
+            sql = self._select_sql + SQL("WHERE header IS NOT NULL ") + where
+            return [row.header for row in self._read(sql, params) if row.header]
         sql = SQL("SELECT header FROM {0} WHERE header IS NOT NULL ").format(
             self._table
         )

@@ -19,6 +19,7 @@ from agentlog.infrastructure.backends.sqlite.recorders import SQLiteSessionRecor
 from agentlog.infrastructure.backends.sqlite.tables import tables_ready
 from agentlog.infrastructure.eventsourcing_seam import SecureDeleteDatastore
 from agentlog.infrastructure.store_url import SQLITE_READ_ONLY_ENV_VAR
+from agentlog.infrastructure.views.sealing_factory import SealingFactory
 
 if TYPE_CHECKING:
     from eventsourcing.utils import Environment, EnvType
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from agentlog.infrastructure.backends.backend import Backend
 
 
-class AgentlogSQLiteFactory(SQLiteFactory):
+class AgentlogSQLiteFactory(SealingFactory, SQLiteFactory):
     """``SQLiteFactory`` whose application recorder reads exactly and erases,
     and whose every connection runs with ``secure_delete`` on: a deleted or
     rewritten row's bytes are overwritten with zeros wherever SQLite frees them

@@ -24,6 +24,7 @@ from agentlog.infrastructure.backends.sqlite.tables import ensure_tables
 from agentlog.infrastructure.eventsourcing_seam import KeyedSQLiteTracking
 from agentlog.infrastructure.views import (
     column_decoder,
+    column_param,
     decode_column,
     encode_column,
     encode_text,
@@ -38,7 +39,13 @@ if TYPE_CHECKING:
     from agentlog.application.scope import Scope
 
 TRow = TypeVar("TRow")
-SQLITE_TYPES = {"text": "BLOB", "int": "INTEGER", "number": "NUMERIC", "json": "BLOB"}
+SQLITE_TYPES = {
+    "text": "BLOB",
+    "int": "INTEGER",
+    "number": "NUMERIC",
+    "json": "BLOB",
+    "raw": "BLOB",
+}
 CHUNK = 500
 
 
@@ -49,7 +56,11 @@ class SQLiteView(KeyedSQLiteTracking, SQLView[TRow], Generic[TRow]):
 
     def __init__(self, datastore: SQLiteDatastore, **kwargs: Any) -> None:
         super().__init__(datastore, **kwargs)
-        self._columns = columns(self.row_type)
+        raw = self.sealed_columns()
+        self._columns = [
+            (name, "raw" if name in raw else kind)
+            for name, kind in columns(self.row_type)
+        ]
         self._decoders = [column_decoder(kind) for _, kind in self._columns]
         names = ", ".join(name for name, _ in self._columns)
         self._select_sql = f"SELECT {names} FROM {self.table_name} "
@@ -72,6 +83,14 @@ class SQLiteView(KeyedSQLiteTracking, SQLView[TRow], Generic[TRow]):
             f"CREATE TABLE IF NOT EXISTS {self.table_name} ({definitions})"
         )
         statements.extend(self.index_statements())
+        if self.plain_table_name:
+            # Encryption was turned on: the plaintext rows go (secure_delete
+            # zeroes their pages), and so does their position.
+            statements += [
+                f"DROP TABLE IF EXISTS {self.plain_table_name}",
+                "DELETE FROM tracking WHERE application_name LIKE "
+                f"'%#{self.view_name.removesuffix('.sealed')}'",
+            ]
         return statements
 
     def index_statements(self) -> list[str]:
@@ -87,7 +106,9 @@ class SQLiteView(KeyedSQLiteTracking, SQLView[TRow], Generic[TRow]):
     def _encode(self, row: TRow) -> tuple[Any, ...]:
         return tuple(
             encode_column(kind, value, bounded_ints=True)
-            for (_, kind), value in zip(self._columns, row_values(row), strict=True)
+            for (_, kind), value in zip(
+                self._columns, row_values(self._stored(row)), strict=True
+            )
         )
 
     def _decode(self, record: Sequence[Any]) -> TRow:
@@ -97,7 +118,9 @@ class SQLiteView(KeyedSQLiteTracking, SQLView[TRow], Generic[TRow]):
         ]
         return self.row_type(*values)  # type: ignore[no-any-return]
 
-    def _fetch(self, c: SQLiteCursor, sql: str, params: Sequence[Any]) -> list[TRow]:
+    def _fetch_stored(
+        self, c: SQLiteCursor, sql: str, params: Sequence[Any]
+    ) -> list[TRow]:
         c.execute(sql, params)
         return [self._decode(tuple(record)) for record in c.fetchall()]
 
@@ -133,15 +156,16 @@ class SQLiteView(KeyedSQLiteTracking, SQLView[TRow], Generic[TRow]):
             )
 
 
-def _scoped(scope: Scope | None) -> tuple[str, list[Any]]:
-    """``AND column = ?`` (or ``IS NULL``) per column the scope constrains."""
+def _scoped(view: SQLiteListingView, scope: Scope | None) -> tuple[str, list[Any]]:
+    """``AND column = ?`` (or ``IS NULL``) per column the scope constrains
+    (a sealed view compares the filter columns' tokens)."""
     sql, params = "", []
-    for column, value in [] if scope is None else scope.columns():
+    for column, value in [] if scope is None else view.scope_pairs(scope.columns()):
         if value is None:
             sql += f"AND {column} IS NULL "
         else:
             sql += f"AND {column} = ? "
-            params.append(encode_text(value))
+            params.append(column_param(value))
     return sql, params
 
 
@@ -168,7 +192,7 @@ class SQLiteListingView(SQLiteView[ListingRow], SQLListingView):
         scope: Scope | None = None,
     ) -> tuple[str, list[Any]]:
         """The SQL and parameters :meth:`select_page` runs (tests explain it)."""
-        where, params = _scoped(scope)
+        where, params = _scoped(self, scope)
         sql = self._select_sql + "WHERE header IS NOT NULL " + where
         if after is not None:
             created = encode_column("number", after[0], bounded_ints=True)
@@ -179,7 +203,12 @@ class SQLiteListingView(SQLiteView[ListingRow], SQLListingView):
         return sql, params
 
     def select_headers(self, *, scope: Scope | None = None) -> list[dict[str, Any]]:
-        where, params = _scoped(scope)
+        where, params = _scoped(self, scope)
+        if self.sealed:
+            rows = self._read(
+                self._select_sql + "WHERE header IS NOT NULL " + where, params
+            )
+            return [row.header for row in rows if row.header is not None]
         sql = f"SELECT header FROM {self.table_name} WHERE header IS NOT NULL {where}"
         with self.datastore.transaction(commit=False) as c:
             c.execute(sql, params)

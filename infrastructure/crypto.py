@@ -66,10 +66,24 @@ def row_context(session_id: str, version: int, topic: str) -> bytes:
     return _framed(b"agentlog-row-1", _text(session_id), b"%d" % version, _text(topic))
 
 
+class ViewContext:
+    """The associated data of one view column's sealed values: a value opens
+    only in its own session's row, table and column (docs/encryption.md#the-views).
+    The fixed parts are framed once; a row adds its session id."""
+
+    __slots__ = ("_head", "_tail")
+
+    def __init__(self, table: str, column: str) -> None:
+        self._head = _framed(b"agentlog-view-1")
+        self._tail = _framed(_text(table), _text(column))
+
+    def __call__(self, session_id: str) -> bytes:
+        return self._head + _framed(_text(session_id)) + self._tail
+
+
 def view_context(session_id: str, table: str, column: str) -> bytes:
-    """The associated data of a sealed view column: it opens only in its own
-    session's row, table and column (docs/encryption.md#the-views)."""
-    return _framed(b"agentlog-view-1", _text(session_id), _text(table), _text(column))
+    """:class:`ViewContext` of one value (the same bytes, framed at once)."""
+    return ViewContext(table, column)(session_id)
 
 
 def _key_context(session_id: str) -> bytes:

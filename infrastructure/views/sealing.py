@@ -25,9 +25,14 @@ import functools
 import logging
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from agentlog.application.view_rows import LineageRow, ListingRow, TitleRow
+from agentlog.application.view_rows import (
+    LineageRow,
+    ListingRow,
+    TitleRow,
+    row_values,
+)
 from agentlog.domain.json import dumps, loads
-from agentlog.infrastructure.crypto import keyed_hash, view_context
+from agentlog.infrastructure.crypto import ViewContext, keyed_hash
 from agentlog.infrastructure.views import decode_text, encode_text
 
 if TYPE_CHECKING:
@@ -91,43 +96,48 @@ class RowSeal(Generic[TRow]):
 
     def __init__(self, row_type: type[TRow], table: str, keys: ViewKeys) -> None:
         self.keys = keys
-        self._table = table
+        self._row_type = row_type
         sealing = SEALINGS[row_type]
         kinds: Mapping[str, str] = row_type.KINDS  # type: ignore[attr-defined]
-        self._sealed = [(name, kinds[name]) for name in sealing.sealed]
-        self._tokens = sealing.tokens
+        names = [field.name for field in dataclasses.fields(row_type)]  # type: ignore[arg-type]
+        self._table = table
+        self._sealed = [
+            (names.index(name), name, kinds[name] == "json", ViewContext(table, name))
+            for name in sealing.sealed
+        ]
+        self._tokens = [(names.index(name), name) for name in sealing.tokens]
+        self._header = names.index("header") if "header" in names else None
 
     def seal(self, row: TRow) -> TRow:
         """The row as stored: content sealed, filter columns as tokens."""
-        session_id: str = row.session_id  # type: ignore[attr-defined]
+        values = list(row_values(row))
+        session_id: str = values[0]
         key = self.keys.sealing_key(session_id)
-        changes: dict[str, Any] = {}
-        for name, kind in self._sealed:
-            value = getattr(row, name)
+        for at, _, is_json, context in self._sealed:
+            value = values[at]
             if value is not None:
-                plain = dumps(value) if kind == "json" else encode_text(value)
-                context = view_context(session_id, self._table, name)
-                changes[name] = key.seal(context, plain)
-        for name in self._tokens:
-            value = getattr(row, name)
-            changes[name] = None if value is None else self.keys.token(name, value)
-        return dataclasses.replace(row, **changes)  # type: ignore[type-var]
+                plain = dumps(value) if is_json else encode_text(value)
+                values[at] = key.seal(context(session_id), plain)
+        for at, name in self._tokens:
+            value = values[at]
+            if value is not None:
+                values[at] = self.keys.token(name, value)
+        return self._row_type(*values)
 
     def open(self, row: TRow) -> TRow | None:
         """The row as folded; ``None`` when its session's key is gone (an erased
         session in a copy from before the erase) or a column does not open."""
-        session_id: str = row.session_id  # type: ignore[attr-defined]
+        values = list(row_values(row))
+        session_id: str = values[0]
         key = self.keys.opening_key(session_id)
         if key is None:
             return None
-        changes: dict[str, Any] = {}
-        for name, kind in self._sealed:
-            sealed = getattr(row, name)
+        for at, name, is_json, context in self._sealed:
+            sealed = values[at]
             if sealed is None:
                 continue
-            context = view_context(session_id, self._table, name)
             try:
-                plain = key.open(context, bytes(sealed))
+                plain = key.open(context(session_id), bytes(sealed))
             except ValueError:
                 log.warning(
                     "view %s skips the row of session %r: its %s does not open",
@@ -136,20 +146,21 @@ class RowSeal(Generic[TRow]):
                     name,
                 )
                 return None
-            changes[name] = loads(plain) if kind == "json" else decode_text(plain)
+            values[at] = loads(plain) if is_json else decode_text(plain)
         if self._tokens:
-            header = changes.get("header")
-            for name in self._tokens:
+            header = None if self._header is None else values[self._header]
+            for at, name in self._tokens:
                 value = header.get(name) if isinstance(header, dict) else None
-                changes[name] = value if type(value) is str else None
-        return dataclasses.replace(row, **changes)  # type: ignore[type-var]
+                values[at] = value if type(value) is str else None
+        return self._row_type(*values)
 
     def token_columns(self, pairs: list[tuple[str, str | None]]) -> list[Any]:
         """A scope's ``(column, value)`` equalities as stored: token columns'
         values as their tokens (``None`` stays NULL)."""
+        tokens = {name for _, name in self._tokens}
         return [
             (name, self.keys.token(name, value))
-            if name in self._tokens and value is not None
+            if name in tokens and value is not None
             else (name, value)
             for name, value in pairs
         ]

@@ -3,9 +3,9 @@
 A scenario writes distinctive markers as a session's cwd, owner, first prompt,
 title, a forked child's lineage, and an answer; the scan reads every byte a copy
 holds (a SQLite file with its WAL and key store file, or a ``pg_dump``) and says
-which markers it still finds. Each marker is one word, so the search index, which
-stores words, would show it too: the markers the index holds are named apart.
-The scans run with ``AGENTLOG_SEARCH=off`` to look at the views alone.
+which markers it still finds. Each marker is one word, so a search index that stored
+words would show it too; the scans run with search on (views and index) and off
+(the views alone).
 """
 
 from __future__ import annotations
@@ -39,10 +39,6 @@ VIEW_MARKERS = {
 EVENT_MARKERS = {"answer": "qanswermark7a6"}
 """Only in the log's events (sealed, and indexed by search)."""
 MARKERS = {**VIEW_MARKERS, **EVENT_MARKERS}
-INDEXED = frozenset({"prompt", "answer"})
-"""The markers the search index holds as words (the event texts), while it is
-plaintext (docs/encryption.md#not-built): a scan with search on finds exactly
-these; the view markers never."""
 
 
 def write_markers(app: Sessions, session_id: str = "marked") -> None:

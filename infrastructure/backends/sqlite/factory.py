@@ -55,7 +55,9 @@ class AgentlogSQLiteFactory(SealingFactory, SQLiteFactory):
         self, tracking_recorder_class: type[SQLiteTrackingRecorder] | None = None
     ) -> SQLiteTrackingRecorder:
         """The library's; on a read-only file, refused when its tables are missing."""
-        recorder = super().tracking_recorder(tracking_recorder_class)
+        recorder: SQLiteTrackingRecorder = super().tracking_recorder(
+            tracking_recorder_class
+        )
         if self.read_only and not tables_ready(recorder):
             msg = (
                 "the store is read-only and its views were never built: open it"

@@ -5,7 +5,10 @@ encryption, and an erase leaves nothing of the session readable in an older copy
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
+import subprocess
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -17,6 +20,7 @@ from agentlog.application.catch_up import views_of
 from agentlog.application.scope import Scope
 from agentlog.application.search_models import SessionFilter
 from agentlog.infrastructure.key_store_setup import rotate_master_key
+from tests.cli.conftest import CONSOLE_SCRIPT
 from tests.conftest import PG_URL, backend_env, postgres_schema
 from tests.crypto.byte_scan import (
     MARKERS,
@@ -282,3 +286,43 @@ def test_filters_match_after_the_master_key_is_rotated(tmp_path: Path) -> None:
         assert [r.header["id"] for r in scoped] == ["later", "marked-child", "marked"]
     finally:
         app.close()
+
+
+@pytest.mark.slow  # runs the command line as a process
+def test_the_command_line_lists_the_same_sealed_and_plain(tmp_path: Path) -> None:
+    pages = []
+    for name in ("plain", "sealed"):
+        (tmp_path / name).mkdir()
+        env = next(backend_env("sqlite", tmp_path / name))
+        env = env if name == "plain" else sealed(env)
+        app = Sessions(env=env)
+        try:
+            write_more(app)
+        finally:
+            app.close()
+        process_env = {k: v for k, v in os.environ.items() if k != "AGENTLOG_STORE"}
+        process_env |= {k: v for k, v in env.items() if k.startswith("AGENTLOG_")}
+        url = "sqlite:///" + env["SQLITE_DBNAME"]
+        listed = []
+        for extra in ([], ["--owner", VIEW_MARKERS["owner"]], ["--limit", "2"]):
+            result = subprocess.run(
+                [str(CONSOLE_SCRIPT), "--store", url, "ls", "--json", *extra],
+                capture_output=True,
+                env=process_env,
+                timeout=120,
+                check=False,
+            )
+            assert result.returncode == 0, result.stderr
+            listed.append(without_times(json.loads(result.stdout)))
+        pages.append(listed)
+    assert pages[0] == pages[1]
+    assert VIEW_MARKERS["title"] in json.dumps(pages[1][1])
+
+
+def without_times(value: Any) -> Any:
+    """The page without the times the clock wrote."""
+    if isinstance(value, dict):
+        return {k: without_times(v) for k, v in value.items() if k != "updatedAt"}
+    if isinstance(value, list):
+        return [without_times(item) for item in value]
+    return value

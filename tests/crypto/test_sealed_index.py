@@ -130,44 +130,68 @@ def test_a_copy_of_the_sqlite_store_holds_no_indexed_word(
 
 
 @pytest.mark.usefixtures("sqlite_only")
+def pg_dump(env: dict[str, str]) -> bytes:
+    """A ``pg_dump`` of the store's schema (its rows as text)."""
+    if shutil.which("pg_dump") is None:
+        pytest.skip("pg_dump is not installed")
+    return subprocess.run(
+        [
+            "pg_dump",
+            "--no-owner",
+            "-h",
+            env["POSTGRES_HOST"],
+            "-p",
+            env["POSTGRES_PORT"],
+            "-U",
+            env["POSTGRES_USER"],
+            "-n",
+            env["POSTGRES_SCHEMA"],
+            env["POSTGRES_DBNAME"],
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    ).stdout
+
+
 def test_a_backup_and_the_current_key_store_cannot_confirm_erased_words(
     crypto_env: dict[str, str], open_app: Callable[..., Sessions], tmp_path: Path
 ) -> None:
-    """Whoever holds a copy taken before an erase, the key store as it is
-    after and the master key can hash any guess under every key left: none
-    of the erased session's words is found. Before the erase, its own key
-    confirms them (so the test can fail)."""
+    """Whoever holds a copy taken before an erase (a SQLite backup, a
+    ``pg_dump``), the key store as it is after and the master key can hash any
+    guess under every key left: none of the erased session's words is found.
+    Before the erase, its own key confirms them (so the test can fail)."""
     app = open_app()
     write_markers(app, "erased")
     write(app, "kept", "kept prompt", "kept answer", "kept output")
     index(app)
+    sqlite = crypto_env["PERSISTENCE_MODULE"] == "eventsourcing.sqlite"
     copy = tmp_path / "backup.db"
-    backup_sqlite(crypto_env["SQLITE_DBNAME"], copy)
+    if sqlite:
+        backup_sqlite(crypto_env["SQLITE_DBNAME"], copy)
+        backup = " ".join(sorted(vocabulary(str(copy)))).encode()
+    else:
+        backup = pg_dump(app.env)
     master = MasterKey.from_base64(crypto_env["AGENTLOG_MASTER_KEY"])
-    terms = vocabulary(str(copy))
 
     def confirmed() -> list[str]:
+        # Every session id is in the backup's rows: ask for each one's key.
         keys = open_key_store(keystore_of(crypto_env), master)
         try:
-            db = sqlite3.connect(keystore_of(crypto_env).removeprefix("sqlite:///"))
-            ids = [
-                row[0]
-                for row in db.execute("SELECT session_id FROM agentlog_data_keys")
-            ]
-            db.close()
-            every = keys.search_keys(ids).values()
+            every = keys.search_keys(["erased", "kept"]).values()
         finally:
             keys.close()
         return [
             t
             for t in marker_tokens()
-            if any(hashed_token(k, t) in terms for k in every)
+            if any(hashed_token(k, t).encode() in backup for k in every)
         ]
 
     assert confirmed() == marker_tokens()
     app.erase("erased", reason="request")
     assert confirmed() == []
-
+    if not sqlite:
+        return
     restored = open_app(
         SQLITE_DBNAME=str(copy), AGENTLOG_KEYSTORE=keystore_of(crypto_env)
     )
@@ -183,34 +207,10 @@ def test_a_pg_dump_of_the_encrypted_schema_holds_no_indexed_word(
 ) -> None:
     if crypto_env["PERSISTENCE_MODULE"] != "eventsourcing.postgres":
         pytest.skip("PostgreSQL (SQLite: the file copy test)")
-    if shutil.which("pg_dump") is None:
-        pytest.skip("pg_dump is not installed")
     app = open_app()
     write_markers(app)
     index(app)
-    env = app.env
-
-    def dump() -> bytes:
-        return subprocess.run(
-            [
-                "pg_dump",
-                "--no-owner",
-                "-h",
-                env["POSTGRES_HOST"],
-                "-p",
-                env["POSTGRES_PORT"],
-                "-U",
-                env["POSTGRES_USER"],
-                "-n",
-                env["POSTGRES_SCHEMA"],
-                env["POSTGRES_DBNAME"],
-            ],
-            check=True,
-            capture_output=True,
-            timeout=120,
-        ).stdout
-
-    data = dump()
+    data = pg_dump(app.env)
     assert b"agentlog_search_v3_docs" in data
     assert found_in(data) == []
 
@@ -225,25 +225,9 @@ def test_a_pg_dump_of_a_plain_schema_holds_the_words(
     try:
         write_markers(app)
         index(app)
+        data = pg_dump(app.env)
     finally:
         app.close()
-    data = subprocess.run(
-        [
-            "pg_dump",
-            "-h",
-            plain_env["POSTGRES_HOST"],
-            "-p",
-            plain_env["POSTGRES_PORT"],
-            "-U",
-            plain_env["POSTGRES_USER"],
-            "-n",
-            plain_env["POSTGRES_SCHEMA"],
-            plain_env["POSTGRES_DBNAME"],
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    ).stdout
     assert found_in(data) == marker_tokens()
 
 

@@ -50,10 +50,12 @@ def catch_up_to_read(views: Any) -> None:
     A read catches up first so a caller sees its own writes; when the views
     cannot be written because the disk is full or the store is read-only,
     listing and search keep answering from what is already indexed (logged), as
-    the events stay readable.
+    the events stay readable. Any other store failure is ours (a closed store's
+    ``StoreClosedError``), so a listing names it in the same words.
     """
     try:
-        views.catch_up()
+        with store_errors():
+            views.catch_up()
     except Exception as error:
         if not is_unwritable(error):
             raise

@@ -12,9 +12,15 @@ SQLite or in-memory store never imports ``psycopg``), names a library private.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+import copy
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from eventsourcing.persistence import InterfaceError, StoredEvent, Tracking
+from eventsourcing.persistence import (
+    ConnectionPoolClosedError,
+    InterfaceError,
+    StoredEvent,
+    Tracking,
+)
 from eventsourcing.popo import POPOApplicationRecorder, POPOTrackingRecorder
 from eventsourcing.sqlite import (
     SQLiteApplicationRecorder,
@@ -30,9 +36,11 @@ from agentlog.infrastructure.backends.sqlite.opening import (
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+    from types import TracebackType
 
     from eventsourcing.sqlite import SQLiteConnection, SQLiteCursor
 
+TRecorder = TypeVar("TRecorder")
 
 # ------------------------------------------------------------------ SQLite pool
 
@@ -182,6 +190,53 @@ def popo_drop_below(recorder: Any, session_id: str, version: int | None) -> None
     index = popo_stream_index(recorder, session_id)
     for stored in [v for v in index if version is None or v < version]:
         recorder._stored_events[index.pop(stored)] = None
+
+
+class ClosedPOPOLock:
+    """What a closed POPO recorder holds instead of its lock: entering refuses.
+
+    Every read and write of the library's POPO recorders (and of ours, which
+    take :attr:`POPORecorderSeam.database_lock` or :func:`popo_lock`) enters
+    ``_database_lock`` first, so this one check closes all of them, as a closed
+    pool closes a SQL store. A call already inside the lock finishes.
+    """
+
+    def __init__(self, lock: Any) -> None:
+        self.lock = lock
+        """The lock it replaced, for :func:`popo_connection`."""
+
+    def __enter__(self) -> None:
+        msg = "the in-memory store is closed"
+        raise ConnectionPoolClosedError(msg)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        return None
+
+
+def popo_close(recorder: Any) -> None:
+    """Refuse every later read and write of a POPO recorder (any kind)."""
+    if not isinstance(recorder._database_lock, ClosedPOPOLock):
+        recorder._database_lock = ClosedPOPOLock(recorder._database_lock)
+
+
+def popo_connection(recorder: TRecorder) -> TRecorder:
+    """Another handle on a POPO recorder's rows, closed on its own.
+
+    A shallow copy shares the rows, the stream index, the listeners and the
+    lock (every attribute is a container mutated in place, never rebound), as
+    two connections share one database; :func:`popo_close` on either rebinds
+    only that handle's lock. Made from a closed handle, it is open.
+    """
+    shared = copy.copy(recorder)
+    lock = shared._database_lock  # type: ignore[attr-defined]
+    if isinstance(lock, ClosedPOPOLock):
+        shared._database_lock = lock.lock  # type: ignore[attr-defined]
+    return shared
 
 
 # ---------------------------------------------------------- tracking recorders

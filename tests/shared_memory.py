@@ -5,7 +5,9 @@ its own store. A test of two applications on one store names this factory as
 its ``PERSISTENCE_MODULE`` (the library's hook for a factory of one's own) and
 a store name: every application built with that name gets the recorders
 registered under it, through its own factory, and nothing is rewired after
-construction.
+construction. Each application holds its own handle on those rows, as each
+holds its own connection to a database: closing one application closes its
+handle only, so the others (and applications built later) go on.
 """
 
 from __future__ import annotations
@@ -32,12 +34,12 @@ class SharedMemoryFactory(AgentlogPOPOFactory):
         return self.stores[self.env.get(SHARED_MEMORY_STORE) or ""]
 
     def application_recorder(self) -> ApplicationRecorder:
-        return self.owner().recorder
+        return self.share(self.owner().recorder)
 
     def aggregate_recorder(self, purpose: str = "events") -> AggregateRecorder:
         snapshots = self.owner().snapshots
         if purpose == "snapshots" and snapshots is not None:
-            return snapshots.recorder
+            return self.share(snapshots.recorder)
         return super().aggregate_recorder(purpose)
 
 

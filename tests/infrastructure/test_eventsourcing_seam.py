@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eventsourcing.persistence import StoredEvent, Tracking
+from eventsourcing.persistence import ConnectionPoolClosedError, StoredEvent, Tracking
+from eventsourcing.popo import POPOAggregateRecorder, POPOTrackingRecorder
 
 from agentlog.infrastructure import eventsourcing_seam as seam
 
@@ -164,6 +165,45 @@ def test_popo_notify_wakes_the_library_listeners() -> None:
         recorder.notify()
         notification = next(iter(subscription))
         assert notification.originator_id == "a"
+
+
+def test_a_closed_popo_recorder_refuses_every_read_and_write() -> None:
+    """Every POPO recorder method takes ``_database_lock`` first."""
+    recorder = GuardedPOPORecorder()
+    recorder.insert_events([row("a", 1)])
+    snapshots = POPOAggregateRecorder()
+    tracking = POPOTrackingRecorder()
+    for closed in (recorder, snapshots, tracking):
+        seam.popo_close(closed)
+    for call in (
+        lambda: recorder.insert_events([row("b", 1)]),
+        lambda: recorder.select_events("a"),
+        lambda: recorder.select_notifications(None, 10),
+        recorder.max_notification_id,
+        lambda: snapshots.insert_events([row("a", 1)]),
+        lambda: snapshots.select_events("a"),
+        lambda: tracking.insert_tracking(Tracking("app", 1)),
+        lambda: tracking.max_tracking_id("app"),
+    ):
+        with pytest.raises(ConnectionPoolClosedError):
+            call()
+    with pytest.raises(ConnectionPoolClosedError), seam.popo_lock(snapshots):
+        pass
+
+
+def test_a_popo_connection_shares_the_rows_and_closes_on_its_own() -> None:
+    recorder = GuardedPOPORecorder()
+    recorder.insert_events([row("a", 1)])
+    seam.popo_close(recorder)
+    other = seam.popo_connection(recorder)  # made from a closed handle: open
+    third = seam.popo_connection(other)
+    other.insert_events([row("a", 2)])
+    seam.popo_close(other)
+    assert [e.originator_version for e in third.select_events("a")] == [1, 2]
+    with third.subscribe(gt=2) as subscription:
+        third.insert_events([row("b", 1)])
+        assert next(iter(subscription)).originator_id == "b"
+    assert seam.popo_stream_index(third, "b") == {1: 2}
 
 
 # ------------------------------------------------------------------ tracking

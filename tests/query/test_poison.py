@@ -12,7 +12,7 @@ import uuid
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agentlog.application import SessionQuery, Sessions
@@ -27,6 +27,8 @@ from tests.scenarios.harness import SE, SS, TE, TS, A, Append, U
 # and their neighbours in code-point order.
 AWKWARD = ["\ud83d", "\ude00", "\udfff", "\ud800", "\x00", "\x1b", "😀", "\U0010ffff"]
 AWKWARD += ["\ud7ff", "\ue000", "\\", '"', "\n", "é", "a", "~"]
+EXTRA = "x-"
+"""The prefix of the hostile extra key (an unknown field, kept as written)."""
 HOSTILE_TEXT = st.text(
     st.one_of(st.sampled_from(AWKWARD), st.characters(codec=None)),
     min_size=1,
@@ -54,7 +56,8 @@ def hostile_session(app: Sessions, text: str, *, created_at: int = 5) -> str:
         parent_session=text,
     )
     reply = A(text)
-    reply.data[text] = {text: [text, {"deep": text}]}  # keys too
+    # Keys too; prefixed, so the text "turn" cannot overwrite the payload's own.
+    reply.data[EXTRA + text] = {text: [text, {"deep": text}]}
     for append in (TS(1), U(text), SS(1, 1), reply, SE(1, 1), title(text), TE(1)):
         append.to(handle)  # type: ignore[arg-type]
     app.close(handle)
@@ -93,13 +96,14 @@ def through_output(value: Any) -> Any:
 
 @SETTINGS
 @given(text=HOSTILE_TEXT)
+@example(text="turn")  # a payload field's own name, as a key
 def test_hostile_strings_survive_every_read_export_and_import(
     app: Sessions, text: str
 ) -> None:
     session_id = hostile_session(app, text)
     stored = app.read_events(session_id)
     assert stored[1]["data"]["content"][0]["text"] == text
-    assert stored[3]["data"][text] == {text: [text, {"deep": text}]}
+    assert stored[3]["data"][EXTRA + text] == {text: [text, {"deep": text}]}
 
     query = SessionQuery(app)
     # The log-folding reader is the oracle for what the views must return.

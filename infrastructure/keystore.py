@@ -106,6 +106,23 @@ class KeyStore(ABC):
                     self._cache.popitem(last=False)
         return key
 
+    def preload(self, session_ids: Iterable[str]) -> None:
+        """Cache the data keys of these sessions that are not cached, read in
+        one statement (a page of sealed view rows opens many sessions' rows)."""
+        with self._lock:
+            missing = [i for i in dict.fromkeys(session_ids) if i not in self._cache]
+            forgets = self._forgets
+        if not missing:
+            return
+        stored = self._select_many(missing)
+        keys = {i: DataKey(self._master.unwrap(i, w)) for i, w in stored.items()}
+        with self._lock:
+            # A forget since the read may have deleted these very keys.
+            if self._forgets == forgets:
+                self._cache.update(keys)
+                while len(self._cache) > CACHE_SIZE:
+                    self._cache.popitem(last=False)
+
     def search_keys(
         self, session_ids: Iterable[str], *, create: bool = False
     ) -> dict[str, bytes]:

@@ -36,7 +36,7 @@ from agentlog.infrastructure.crypto import ViewContext, keyed_hash
 from agentlog.infrastructure.views import decode_text, encode_text
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
     from agentlog.infrastructure.crypto import DataKey
     from agentlog.infrastructure.keystore import KeyStore
@@ -64,6 +64,10 @@ class ViewKeys:
         key = self.store.data_key(session_id, create=True)
         assert key is not None
         return key
+
+    def preload(self, session_ids: Iterable[str]) -> None:
+        """Read the uncached data keys of these sessions at once."""
+        self.store.preload(session_ids)
 
     def opening_key(self, session_id: str) -> DataKey | None:
         """The session's data key; ``None`` when it was forgotten (or never made)."""
@@ -153,6 +157,13 @@ class RowSeal(Generic[TRow]):
                 value = header.get(name) if isinstance(header, dict) else None
                 values[at] = value if type(value) is str else None
         return self._row_type(*values)
+
+    def open_all(self, rows: list[TRow]) -> list[TRow]:
+        """:meth:`open` of each row, their keys read at once; a row that does
+        not open is left out."""
+        if len(rows) > 1:
+            self.keys.preload(row.session_id for row in rows)  # type: ignore[attr-defined]
+        return [opened for row in rows if (opened := self.open(row)) is not None]
 
     def token_columns(self, pairs: list[tuple[str, str | None]]) -> list[Any]:
         """A scope's ``(column, value)`` equalities as stored: token columns'

@@ -55,8 +55,7 @@ class SQLView(SealableView, View[TRow], Generic[TRow]):
         """Rows as folded; a sealed row whose key is gone is left out."""
         if not self.sealed:
             return rows
-        seal = self.row_seal
-        return [opened for row in rows if (opened := seal.open(row)) is not None]
+        return self.row_seal.open_all(rows)
 
     @abstractmethod
     def _select(self, cursor: Any, keys: Collection[str]) -> dict[str, TRow]:

@@ -80,8 +80,7 @@ class POPOView(KeyedPOPOTracking, SealableView, View[TRow], Generic[TRow]):
         """Rows as folded; a sealed row whose key is gone is left out."""
         if not self.sealed:
             return rows
-        seal = self.row_seal
-        return [opened for row in rows if (opened := seal.open(row)) is not None]
+        return self.row_seal.open_all(rows)
 
     def _opened_by_id(self, keys: Collection[str]) -> dict[str, TRow]:
         rows = self._opened([self._rows[key] for key in keys if key in self._rows])

@@ -118,3 +118,20 @@ class KeyStoreCases:
                 assert reopened.view_key() == view_key
             finally:
                 reopened.close()
+
+    def test_preload_reads_many_keys_at_once_and_skips_the_missing(
+        self, open_store: OpenStore
+    ) -> None:
+        master = MasterKey.from_base64(new_master_key())
+        store = open_store(master)
+        try:
+            made = {i: store.data_key(i, create=True) for i in ("s1", "s2")}
+            store.forget(["s2"])
+            store.preload(["s1", "s2", "never"])
+            assert store.data_key("s2") is None
+            assert store.data_key("never") is None
+            read = store.data_key("s1")
+            assert read is not None and made["s1"] is not None
+            assert same_key(made["s1"], read)
+        finally:
+            store.close()

@@ -15,6 +15,8 @@ can catch SIGINT and SIGTERM before the heavy imports start.
 
 from __future__ import annotations
 
+from agentlog.lazy_exports import lazy_exports
+
 
 def _check_layout() -> None:
     """Refuse a checkout whose layer symlinks are plain files.
@@ -233,18 +235,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """Import a public name on first use and keep it (later reads skip this)."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        msg = f"module 'agentlog' has no attribute {name!r}"
-        raise AttributeError(msg)
-    from importlib import import_module
-
-    value: object = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -7,8 +7,9 @@ the asynchronous façade, the search planner or the view catch-up.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agentlog.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from agentlog.application.async_sessions import AsyncSessionQuery, AsyncSessions
@@ -96,15 +97,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOMES])
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals())

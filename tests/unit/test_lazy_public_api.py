@@ -78,4 +78,4 @@ def test_importing_agentlog_imports_none_of_its_layers() -> None:
         check=True,
         timeout=60,
     ).stdout
-    assert loaded.strip() == "['agentlog']"
+    assert loaded.strip() == "['agentlog', 'agentlog.lazy_exports']"

@@ -16,7 +16,11 @@ from eventsourcing.persistence import PersistenceError as EventSourcingPersisten
 from eventsourcing.utils import resolve_topic
 
 from agentlog.application.ports import KeyStore, PlainStates, StoreSetup
-from agentlog.domain.errors import AgentlogError, StoreUnavailableError
+from agentlog.domain.errors import (
+    AgentlogError,
+    StoreReadOnlyError,
+    StoreUnavailableError,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -112,6 +116,21 @@ class ConfiguredApplication(Application[str]):
     def key_store(self) -> KeyStore | None:
         """The per-session key store (``None``: encryption is off)."""
         return self._setup.key_store
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the store was opened read-only (a SQLite file this process
+        cannot write, or ``?mode=ro``): reads work, writes raise
+        :class:`~agentlog.domain.errors.StoreReadOnlyError`."""
+        # A factory that can open read-only says so (the SQLite one).
+        return bool(getattr(self.factory, "read_only", False))
+
+    def check_writable(self) -> None:
+        """Refuse a write up front on a read-only store (nothing is stored)."""
+        if self.read_only:
+            where = f" {self._setup.display}" if self._setup.display else ""
+            msg = f"the store{where} is read-only: writes are refused"
+            raise StoreReadOnlyError(msg)
 
     @property
     def has_data_keys(self) -> bool:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentlog.domain.errors import SessionClosedError, StaleSessionError
+from agentlog.domain.errors import (
+    SessionClosedError,
+    SessionError,
+    StaleSessionError,
+)
 from agentlog.domain.events import SessionEvent
 from agentlog.domain.json import copy_json, loads
 from agentlog.domain.strict_types import check_strict_type
@@ -118,3 +122,10 @@ class SessionHandle:
 
     def __repr__(self) -> str:
         return f"SessionHandle(id={self.id!r}, seq={self.seq})"
+
+
+def check_handle(handle: object, operation: str) -> None:
+    """Refuse anything but a :class:`SessionHandle` (a caller passing an id)."""
+    if not isinstance(handle, SessionHandle):
+        msg = f"{operation} needs a SessionHandle, got {type(handle).__name__}"
+        raise SessionError(msg)

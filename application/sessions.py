@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from agentlog.application.erasure import SessionEraser
 from agentlog.application.erasure_facade import ErasureFacade
 from agentlog.application.forking import fork_session
-from agentlog.application.handle import SessionHandle
+from agentlog.application.handle import SessionHandle, check_handle
 from agentlog.application.history import MessageHistory
 from agentlog.application.live import LiveSessions
 from agentlog.application.live_view import LiveSessionsView
@@ -34,7 +34,6 @@ from agentlog.application.saving import SessionSaver
 from agentlog.application.session_reads import SessionReads
 from agentlog.application.stored_log import StoredLog
 from agentlog.application.unit_of_work import UnitOfWork
-from agentlog.domain.errors import SessionError, StoreReadOnlyError
 from agentlog.domain.header import check_format_version
 from agentlog.domain.session import (
     Clock,
@@ -136,21 +135,6 @@ class Sessions(ErasureFacade, LiveSessionsView):
         # process stopped or failed is finished now (docs/erasure.md).
         if not self.read_only:
             self.eraser.resume()
-
-    @property
-    def read_only(self) -> bool:
-        """Whether the store was opened read-only (a SQLite file this process
-        cannot write, or ``?mode=ro``): reads work, writes raise
-        :class:`~agentlog.domain.errors.StoreReadOnlyError`."""
-        # A factory that can open read-only says so (the SQLite one).
-        return bool(getattr(self.factory, "read_only", False))
-
-    def check_writable(self) -> None:
-        """Refuse a write up front on a read-only store (nothing is stored)."""
-        if self.read_only:
-            where = f" {self._setup.display}" if self._setup.display else ""
-            msg = f"the store{where} is read-only: writes are refused"
-            raise StoreReadOnlyError(msg)
 
     @property
     def snapshot_interval(self) -> int:
@@ -376,7 +360,7 @@ class Sessions(ErasureFacade, LiveSessionsView):
         if handle is None:
             self.saver.flush_idle()
             return
-        _check_handle(handle, "flush")
+        check_handle(handle, "flush")
         self.saver.flush(handle)
 
     def connection_failures(self) -> int:
@@ -389,7 +373,7 @@ class Sessions(ErasureFacade, LiveSessionsView):
         A closed handle refuses appends (:class:`SessionClosedError`).
         """
         if handle is not None:
-            _check_handle(handle, "close")
+            check_handle(handle, "close")
             if not handle.stale and not handle.closed:
                 self.flush(handle)
             self.live.forget(handle)
@@ -511,12 +495,6 @@ class Sessions(ErasureFacade, LiveSessionsView):
             cwd=cwd,
             owner=owner,
         )
-
-
-def _check_handle(handle: object, operation: str) -> None:
-    if not isinstance(handle, SessionHandle):
-        msg = f"{operation} needs a SessionHandle, got {type(handle).__name__}"
-        raise SessionError(msg)
 
 
 __all__ = ["SessionHandle", "Sessions", "check_format_version"]

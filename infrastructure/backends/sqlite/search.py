@@ -42,9 +42,7 @@ from agentlog.application.search_index import (
 )
 from agentlog.application.search_match import (
     OrderKey,
-    seq_bound,
     session_bound,
-    time_bound,
     time_key,
     token_count,
 )
@@ -70,6 +68,13 @@ from agentlog.infrastructure.backends.sqlite.search_matches import (
     HashedLookup,
     Lookup,
     TextLookup,
+)
+from agentlog.infrastructure.backends.sqlite.search_rows import (
+    IDS,
+    LabelledRows,
+    document_of,
+    filter_clauses,
+    type_names,
 )
 from agentlog.infrastructure.backends.sqlite.search_tokens import (
     band_ids,
@@ -99,7 +104,6 @@ if TYPE_CHECKING:
     from eventsourcing.persistence import Tracking
 
 log = logging.getLogger(__name__)
-IDS = "temp.agentlog_search_ids"
 KEY = "d.doc_tokens, d.neg_time, d.label, d.neg_seq"
 _COLUMNS = "d.neg_seq, d.flags, d.doc_tokens, d.neg_time, d.id, d.number"
 _LABELLED = f"s.session_id AS who, {_COLUMNS}"
@@ -128,10 +132,6 @@ _STREAM_BATCH = 32
 """Rows fetched at a time after the first batch: few, so a stopped walk has
 tested few documents it did not need."""
 _LABEL_OF = f"SELECT label FROM {LABELS} WHERE session_id = ?"
-_SESSION_OF = f"SELECT session_id FROM {LABELS} WHERE label = ?"
-_LABELS_OF_IDS = (
-    f"SELECT s2.label FROM {IDS} AS i JOIN {LABELS} AS s2 ON s2.session_id = i.id"
-)
 _OLD = tuple(
     f"agentlog_search_v{version}{part}"
     for version in (1, 2, 3, 4)
@@ -141,37 +141,6 @@ _STALE_IF = "('stale', 'numbered', 'tokens', 'hashed')"
 PAIRS_AFTER = 10_000
 """The common words are chosen when this many documents are indexed, from
 them; every later document gets its pairs (docs/search.md#the-index)."""
-
-
-class _Names:
-    """Rows that carry a session's label made documents, each label's session
-    id read once, when a row is made: a band's sort needs no ids, and a page
-    makes a few dozen of its rows."""
-
-    def __init__(self, cursor: Any, types: Mapping[int, str]) -> None:
-        self._cursor = cursor  # its own: a read of rows may be open
-        self._types = types
-        self._known: dict[int, bytes] = {}
-
-    def document(self, record: Sequence[Any]) -> IndexedDocument:
-        label = record[0]
-        if label not in self._known:
-            self._cursor.execute(_SESSION_OF, (label,))
-            self._known[label] = self._cursor.fetchone()[0]
-        return _document((self._known[label], *record[1:]), self._types)
-
-
-def _document(record: Sequence[Any], types: Mapping[int, str]) -> IndexedDocument:
-    session_id, neg_seq, flags, doc_tokens, neg_time, doc_id, _ = record
-    return IndexedDocument(
-        decode_text(session_id),
-        -neg_seq,
-        types[flags >> 3],
-        SURFACES[flags >> 1 & 3],
-        doc_tokens,
-        float(neg_time),
-        doc_id,
-    )
 
 
 class SQLiteSearchView(SQLiteView[SearchState], SearchView):
@@ -455,7 +424,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
         # session's check runs while the page's rows are read).
         with SQLiteCursor(reader.cursor()) as raw:
             c = SQLiteCursor(raw)
-            types = _types(c)
+            types = type_names(c)
             if test and bounds[0] is None:
                 lookup = self._query_lookup(c, query, None)
                 yield from self._bands(raw, types, query, bounds, batch, lookup)
@@ -464,7 +433,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                 lookup = self._query_lookup(c, query, bounds[0])
                 self._session_sets(c, query)
                 with closing(raw.connection.cursor()) as own:
-                    names = _Names(own, types)
+                    names = LabelledRows(own, types)
                     yield from self._walk(
                         raw, names, query, bounds, batch, None, lookup
                     )
@@ -476,7 +445,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             # as soon as the caller stops.
             while records := raw.fetchmany(batch):
                 for record in records:
-                    yield _document(tuple(record), types)
+                    yield document_of(tuple(record), types)
                 batch = _STREAM_BATCH
 
     def _bands(
@@ -518,7 +487,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
 
         connection = raw.connection
         with closing(connection.cursor()) as scan, closing(connection.cursor()) as own:
-            names = _Names(own, types)
+            names = LabelledRows(own, types)
             while band <= last:
                 scan.execute(lookup.since(), [*lookup.params, band_ids(band)[0]])
                 found: list[int] = []
@@ -555,7 +524,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
     def _walk(
         self,
         raw: Any,
-        names: _Names,
+        names: LabelledRows,
         query: IndexQuery,
         bounds: Bounds,
         chunk: int,
@@ -602,7 +571,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
     def _joined(
         self,
         raw: Any,
-        names: _Names,
+        names: LabelledRows,
         query: IndexQuery,
         bounds: Bounds,
         band: int | None,
@@ -699,7 +668,7 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                     continue
                 where.append(f"({KEY}) {op} (?, ?, ?, ?)")
                 params += [length, moment, label, neg_seq]
-        where += _filters(query, params)
+        where += filter_clauses(query, params)
         if sets:
             self._session_sets(c, query)
         columns = _LABELLED if labelled else _UNLABELLED
@@ -773,8 +742,8 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
             order = "d.label, d.neg_seq DESC"
             c.execute(f"SELECT {_LABELLED} FROM {_SOURCE} ORDER BY {order}")
             records = c.fetchall()
-            types = _types(c)
-            return [_document(tuple(r), types) for r in records]
+            types = type_names(c)
+            return [document_of(tuple(r), types) for r in records]
 
     def fts_integrity(self) -> None:
         """FTS5's own check of the index against the documents' rowids
@@ -806,49 +775,6 @@ class SQLiteSearchView(SQLiteView[SearchState], SearchView):
                 "DELETE FROM tracking WHERE application_name = ?",
                 (self.tracking_key(application_name),),
             )
-
-
-def _filters(query: IndexQuery, params: list[Any]) -> list[str]:
-    """The event filter's columns and the session sets as SQL (``params`` grows)."""
-    wanted = query.wanted
-    where: list[str] = []
-    if wanted.seq_from is not None:
-        where.append("d.neg_seq <= ?")
-        params.append(seq_bound(-wanted.seq_from))
-    if wanted.seq_to is not None:
-        where.append("d.neg_seq >= ?")
-        params.append(seq_bound(-wanted.seq_to))
-    if wanted.time_from is not None or wanted.time_to is not None:
-        where.append("d.flags & 1")
-    if wanted.time_from is not None:
-        where.append("-d.neg_time >= ?")
-        params.append(time_bound(wanted.time_from))
-    if wanted.time_to is not None:
-        where.append("-d.neg_time <= ?")
-        params.append(time_bound(wanted.time_to))
-    if wanted.types is not None:
-        marks = ", ".join("?" for _ in wanted.types)
-        where.append(
-            f"d.flags >> 3 IN (SELECT code FROM {TYPES} WHERE type IN ({marks}))"
-        )
-        params += [encode_text(kind) for kind in wanted.types]
-    if wanted.surfaces is not None:
-        codes = sorted({SURFACES.index(surface) for surface in wanted.surfaces})
-        where.append(f"d.flags >> 1 & 3 IN ({', '.join(str(code) for code in codes)})")
-    if query.snapshot is not None:
-        where.append("d.number <= ?")
-        params.append(query.snapshot)
-    if query.sessions is not None:
-        where.append(f"d.label IN ({_LABELS_OF_IDS} WHERE i.allowed = 1)")
-    if query.excluded:
-        where.append(f"d.label NOT IN ({_LABELS_OF_IDS} WHERE i.allowed = 0)")
-    return where
-
-
-def _types(c: SQLiteCursor) -> dict[int, str]:
-    """Every type code (a handful), read with the rows that use them."""
-    c.execute(f"SELECT code, type FROM {TYPES}")
-    return {int(code): decode_text(kind) for code, kind in c.fetchall()}
 
 
 SEARCH_VIEW = SQLiteSearchView

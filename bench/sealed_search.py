@@ -44,6 +44,7 @@ from agentlog.application.query import SessionQuery
 from agentlog.application.search_index import search_index_of
 from agentlog.domain.json import dumps
 
+from .encryption_cost import store
 from .search_figures import PHRASE, RARE, corpus
 
 QUERIES = (
@@ -54,28 +55,6 @@ QUERIES = (
     ("absent word", "zzzabsent"),
 )
 MASTER_KEY = base64.b64encode(os.urandom(32)).decode()
-
-
-@contextmanager
-def store(postgres: bool, directory: Path, sealed: bool) -> Iterator[dict[str, str]]:
-    """A fresh store's environment (a SQLite file, or a PostgreSQL schema)."""
-    env: dict[str, str] = {}
-    name = "sealed" if sealed else "plain"
-    if sealed:
-        env["AGENTLOG_ENCRYPTION"] = "per-session"
-        env["AGENTLOG_MASTER_KEY"] = MASTER_KEY
-    if not postgres:
-        env["PERSISTENCE_MODULE"] = "eventsourcing.sqlite"
-        env["SQLITE_DBNAME"] = str(directory / f"{name}.db")
-        yield env
-        return
-    from tests.conftest import postgres_schema_env
-
-    for schema_env in postgres_schema_env():
-        env.update(schema_env)
-        if sealed:
-            env["AGENTLOG_KEYSTORE"] = f"sqlite:///{directory / 'keys.db'}"
-        yield env
 
 
 def fill(app: Sessions, sessions: int, events: int) -> None:

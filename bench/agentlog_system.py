@@ -80,8 +80,13 @@ class AgentlogSystem(BenchSystem):
         ``Sessions`` resolves its mapper, recorder and persistence module by topic
         on construction; a long-running service has them imported already.
         """
-        _application()
+        application = _application()
+        # The package resolves its names on first use (PEP 562): resolve them here.
+        for name in ("Sessions", "SessionQuery"):
+            getattr(application, name)
         for module in (
+            "agentlog.infrastructure.store_setup",
+            "agentlog.infrastructure.backends.sqlite.factory",
             "agentlog.infrastructure.mapper",
             "agentlog.infrastructure.backends.sqlite.recorders",
             "eventsourcing.sqlite",

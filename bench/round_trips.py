@@ -3,9 +3,9 @@
 ``python -m bench.round_trips [--sessions 200] [--turns 5] [--repeat 30]``
 
 Round trips are counted by a TCP relay put between agentlog and PostgreSQL
-(:class:`RoundTripRelay`): one round trip is the client speaking again after
-the server answered, so the statements of one pipeline count once, whatever
-driver hook they go through. Latency is timed without the relay, on loopback,
+(:class:`RoundTripRelay`): one round trip is one time the server says it is
+ready for the next query, so the statements of one pipeline count once,
+whatever driver hook they go through. Latency is timed without the relay, on loopback,
 and SQLite runs the same operations in the same run; figures are medians and
 95th percentiles of ``--repeat`` samples (docs/scale.md).
 """
@@ -35,10 +35,15 @@ if TYPE_CHECKING:
 class RoundTripRelay:
     """A loopback TCP relay to ``host:port`` that counts round trips.
 
-    Each connection remembers who spoke last; a client message after a server
-    message (or a connection's first) is one round trip. The count is over
-    every connection, so it includes a pool's, and :meth:`counted` gives what
-    one block of code cost.
+    A round trip is one ReadyForQuery message from the server: the point where
+    it has answered everything the client asked and the client must speak
+    again. So the statements of one pipeline count once however the server's
+    answers interleave with the client's sends, and opening a connection
+    counts one. The relay reads the protocol's framing, so it needs a
+    connection without TLS (PostgreSQL's ``ssl = off``, or ``sslmode=disable``);
+    a connection that turns to TLS is refused with :class:`EncryptedWireError`.
+    The count is over every connection, so it includes a pool's, and
+    :meth:`counted` gives what one block of code cost.
     """
 
     def __init__(self, host: str, port: int) -> None:
@@ -59,30 +64,28 @@ class RoundTripRelay:
             server = socket.create_connection(self.upstream)
             for sock in (client, server):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            state = {"last": "server"}
+            wire = _Wire()
             threading.Thread(
-                target=self._pump, args=(client, server, state, "client"), daemon=True
+                target=self._pump, args=(client, server, wire.from_client), daemon=True
             ).start()
             threading.Thread(
-                target=self._pump, args=(server, client, state, "server"), daemon=True
+                target=self._pump, args=(server, client, wire.from_server), daemon=True
             ).start()
 
     def _pump(
         self,
         source: socket.socket,
         sink: socket.socket,
-        state: dict[str, str],
-        who: str,
+        read: Callable[[bytes], int],
     ) -> None:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, EncryptedWireError):
             while data := source.recv(65536):
                 with self._lock:
-                    if who == "client" and state["last"] == "server":
-                        self.trips += 1
-                    state["last"] = who
+                    self.trips += read(data)
                 sink.sendall(data)
         with contextlib.suppress(OSError):
             sink.shutdown(socket.SHUT_WR)
+            source.shutdown(socket.SHUT_RD)
 
     @contextlib.contextmanager
     def counted(self) -> Iterator[list[int]]:
@@ -97,6 +100,74 @@ class RoundTripRelay:
     def close(self) -> None:
         self._open = False
         self._listener.close()
+
+
+class EncryptedWireError(Exception):
+    """The connection turned to TLS, so the relay cannot read its messages."""
+
+
+#: The codes of the untyped requests a client may send before its startup
+#: message, each answered by one byte ('S'/'G' to encrypt, 'N' not to).
+_NEGOTIATIONS = frozenset({80877103, 80877104})  # SSLRequest, GSSENCRequest
+
+
+class _Wire:
+    """Reads one connection's PostgreSQL framing in both directions and
+    counts the server's ReadyForQuery ('Z') messages."""
+
+    def __init__(self) -> None:
+        self.started = False
+        self.client = bytearray()
+        self.server = bytearray()
+        self.single_bytes = 0  # negotiation answers the server still owes
+        self.skip = 0  # bytes of the server's current message not yet seen
+
+    def from_client(self, data: bytes) -> int:
+        """Follows the untyped start of a connection: negotiations, then the
+        startup message, after which the client's side no longer matters."""
+        if self.started:
+            return 0
+        self.client += data
+        while len(self.client) >= 8:
+            length = int.from_bytes(self.client[:4], "big")
+            if len(self.client) < length:
+                break
+            code = int.from_bytes(self.client[4:8], "big")
+            del self.client[:length]
+            if code in _NEGOTIATIONS:
+                self.single_bytes += 1
+            else:
+                self.started = True
+                self.client.clear()
+                break
+        return 0
+
+    def from_server(self, data: bytes) -> int:
+        """The ReadyForQuery messages completed by ``data``."""
+        buffer = self.server
+        buffer += data
+        ready = 0
+        position = 0
+        while position < len(buffer):
+            if self.skip:
+                taken = min(self.skip, len(buffer) - position)
+                position += taken
+                self.skip -= taken
+            elif self.single_bytes:
+                if buffer[position] in b"SG":
+                    raise EncryptedWireError
+                position += 1
+                self.single_bytes -= 1
+            elif len(buffer) - position >= 5:
+                ready += buffer[position] == ord("Z")
+                self.skip = (
+                    int.from_bytes(buffer[position + 1 : position + 5], "big") - 4
+                )
+                position += 5
+            else:
+                break
+        del buffer[:position]
+        return ready
 
 
 @dataclass

@@ -47,12 +47,17 @@ def catch_up_to_read(views: Any) -> None:
     """Catch ``views`` up before a read; if they cannot be written, read what
     they hold.
 
-    A read catches up first so a caller sees its own writes; when the views
-    cannot be written because the disk is full or the store is read-only,
+    A read catches up first so a caller sees its own writes. A store opened
+    read-only is not caught up at all: its views are kept by whoever writes it
+    (a replica's by the worker or the reads on its primary), so reads answer
+    from what they hold without reading the log twice. When the views cannot
+    be written because the disk is full (or a store turned read-only under us),
     listing and search keep answering from what is already indexed (logged), as
     the events stay readable. Any other store failure is ours (a closed store's
     ``StoreClosedError``), so a listing names it in the same words.
     """
+    if getattr(views.app, "read_only", False):
+        return
     try:
         with store_errors():
             views.catch_up()

@@ -122,7 +122,7 @@ class ConfiguredApplication(Application[str]):
         """Whether the store was opened read-only (a SQLite file this process
         cannot write, or ``?mode=ro``): reads work, writes raise
         :class:`~agentlog.domain.errors.StoreReadOnlyError`."""
-        # A factory that can open read-only says so (the SQLite one).
+        # A factory that can open read-only says so (SQLite's, PostgreSQL's).
         return bool(getattr(self.factory, "read_only", False))
 
     def check_writable(self) -> None:

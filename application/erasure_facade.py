@@ -39,6 +39,7 @@ class ErasureFacade(ConfiguredApplication):
         transaction. A missing or erased id raises
         :class:`SessionNotFoundError`.
         """
+        self.check_writable()
         with store_errors():
             return self.eraser.erase(session_id, reason=reason, descendants=descendants)
 
@@ -61,6 +62,8 @@ class ErasureFacade(ConfiguredApplication):
         See docs/erasure.md#retention. A session appended to while this runs is
         kept; ``vacuum_full`` rewrites a PostgreSQL store's tables afterwards.
         """
+        if not dry_run:
+            self.check_writable()
         with store_errors():
             return self.eraser.erase_older_than(
                 cutoff,

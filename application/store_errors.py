@@ -67,6 +67,8 @@ def unavailable_message(error: BaseException) -> str:
 SQLITE_FULL = 13
 """SQLite's result code for "database or disk is full"."""
 DISK_FULL_SQLSTATES = frozenset({"53100"})
+READ_ONLY_SQLSTATE = "25006"
+"""read_only_sql_transaction: a write on a standby or in a read-only transaction."""
 """PostgreSQL's disk_full."""
 
 
@@ -92,6 +94,7 @@ def is_read_only(error: BaseException) -> bool:
     return any(
         isinstance(seen, StoreReadOnlyError)
         or (getattr(seen, "sqlite_errorcode", -1) & 0xFF) == SQLITE_READONLY
+        or getattr(seen, "sqlstate", None) == READ_ONLY_SQLSTATE
         for seen in _causes(error)
     )
 

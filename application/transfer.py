@@ -111,6 +111,7 @@ def import_session(
     as its header alone. Errors in events are :class:`LogImportError` naming the
     file line.
     """
+    app.check_writable()
     header = dict(log.header)
     if session_id is None and _PLACEHOLDER.search(str(header["id"])):
         msg = (

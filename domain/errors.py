@@ -193,8 +193,17 @@ class StoreNotFoundError(StoreUnavailableError):
 
 
 class StoreReadOnlyError(StoreUnavailableError):
-    """The store was opened read-only (a read-only SQLite file, or ``?mode=ro``):
-    every read works, every write is refused and stores nothing."""
+    """The store was opened read-only (a read-only SQLite file, a PostgreSQL
+    standby, or ``?mode=ro``): every read works, every write is refused and
+    stores nothing."""
+
+    @classmethod
+    def views_never_built(cls) -> StoreReadOnlyError:
+        """A read-only store no query (nor worker) ever built the views of."""
+        return cls(
+            "the store is read-only and its views were never built: open it"
+            " writable once to build them"
+        )
 
 
 class StoreClosedError(StoreUnavailableError):

@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 DEFAULT_STORE_URL = "sqlite:///agentlog.db"
 """The command line's default; the library itself never picks a file."""
 STORE_ENV_VAR = "AGENTLOG_STORE"
-SQLITE_READ_ONLY_ENV_VAR = "AGENTLOG_SQLITE_READ_ONLY"
-"""Set by ``sqlite:///path.db?mode=ro``: open the file read-only (docs/backends.md)."""
+READ_ONLY_ENV_VAR = "AGENTLOG_READ_ONLY"
+"""Set by ``?mode=ro`` (SQLite or PostgreSQL): open the store read-only
+(docs/configuration.md#read-only-stores)."""
 CONNINFO_ENV_VAR = "AGENTLOG_POSTGRES_CONNINFO"
 """libpq parameters from the URL, url-encoded, for the PostgreSQL factory."""
 POOLER_ENV_VAR = "AGENTLOG_POSTGRES_POOLER"
@@ -120,7 +121,7 @@ def _sqlite_config(url: str, netloc: str, raw_path: str, query: str) -> StoreCon
         raise _refuse(url, "the SQLite file path contains a NUL character")
     env = {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": path}
     if read_only:
-        env[SQLITE_READ_ONLY_ENV_VAR] = "y"
+        env[READ_ONLY_ENV_VAR] = "y"
     return StoreConfig(url, env, url, sqlite_path=path)
 
 
@@ -159,6 +160,10 @@ def _postgres_config(url: str) -> StoreConfig:
             env["POSTGRES_SCHEMA"] = schema
         elif name == "pooler":
             env[POOLER_ENV_VAR] = _pooler(url, value)
+        elif name == "mode":
+            if value != "ro":
+                raise _refuse(url, f"mode={value!r}: the one mode is ro (read-only)")
+            env[READ_ONLY_ENV_VAR] = "y"
         elif name in POOL_PARAMETERS:
             variable, kind = POOL_PARAMETERS[name]
             env[variable] = _checked(url, name, value, kind)
@@ -169,9 +174,10 @@ def _postgres_config(url: str) -> StoreConfig:
         else:
             raise _refuse(
                 url,
-                f"unknown parameter {name!r}; expected schema, pooler, a pool setting "
-                f"({', '.join(POOL_PARAMETERS)}) or a libpq connection parameter "
-                "(sslmode, sslrootcert, application_name, options, connect_timeout…)",
+                f"unknown parameter {name!r}; expected schema, pooler, mode, a pool "
+                f"setting ({', '.join(POOL_PARAMETERS)}) or a libpq connection "
+                "parameter (sslmode, sslrootcert, application_name, options, "
+                "connect_timeout…)",
             )
     if POOLER_ENV_VAR in env and "idle_in_transaction_session_timeout" in seen:
         raise _refuse(

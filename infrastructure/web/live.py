@@ -51,7 +51,9 @@ class LiveSignal:
             self._loop = asyncio.get_running_loop()
             self._event = asyncio.Event()
             backend = backend_of(self._app.factory)
-            if isinstance(backend, Backend):
+            # A read-only store hears no writes: a standby neither replays
+            # notifications nor lets a session LISTEN; streams poll instead.
+            if isinstance(backend, Backend) and not self._app.read_only:
                 self._listener = backend.write_listener(
                     self._app.recorder, self._wake_threadsafe
                 )

@@ -1,7 +1,9 @@
-"""A read-only SQLite store: every read works, every write is refused, typed.
+"""A read-only store: every read works, every write is refused, typed.
 
-A backup on read-only media, a file this process may not write, or a URL with
-``?mode=ro`` opens without creating or changing anything (docs/backends.md).
+A SQLite backup on read-only media, a file this process may not write, a
+PostgreSQL role whose transactions are read-only, or a URL with ``?mode=ro``
+opens without creating or changing anything (docs/configuration.md). A real
+PostgreSQL standby is tested in tests/replica/.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import shutil
 import subprocess
 import uuid
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 import pytest
 
@@ -19,6 +22,7 @@ from agentlog.domain.errors import (
     StoreReadOnlyError,
     StoreUnavailableError,
 )
+from tests.conftest import PG_URL, postgres_schema
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -27,10 +31,13 @@ if TYPE_CHECKING:
 TRIGGER = {"kind": "message", "source": {"kind": "user"}}
 
 
-def write_store(path: Path, words: str = "kiwi mango", *, views: bool = True) -> str:
-    """A store with one finished turn whose user message holds ``words`` (and
-    its views, which a first query builds, unless ``views`` is false)."""
-    app = Sessions(store=f"sqlite:///{path}")
+def write_store(
+    where: Path | str, words: str = "kiwi mango", *, views: bool = True
+) -> str:
+    """A store (a SQLite file's path, or any store URL) with one finished turn
+    whose user message holds ``words`` (and its views, which a first query
+    builds, unless ``views`` is false)."""
+    app = Sessions(store=where if isinstance(where, str) else f"sqlite:///{where}")
     handle = app.create_session(cwd="/work")
     handle.append("turn/start", {"turn": 1, "trigger": TRIGGER})
     handle.append(
@@ -54,6 +61,7 @@ def refusals(app: Sessions, session_id: str) -> list[Callable[[], object]]:
         lambda: app.fork(session_id),
         lambda: app.repair(session_id),
         lambda: app.erase(session_id, reason="test"),
+        lambda: app.erase_older_than(2**53, reason="test"),
     ]
 
 
@@ -182,3 +190,80 @@ def test_the_command_line_reads_a_read_only_copy_in_one_line(
     assert erased.stderr.count("\n") == 1
     assert "read-only" in erased.stderr
     assert str(uuid.UUID(session_id)) == session_id
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh schema on the test server, as a store URL."""
+    for schema in postgres_schema("ro_"):
+        yield f"{PG_URL}?schema={schema}"
+
+
+def postgres_tables(url: str) -> list[str]:
+    """The schema's relations and each table's row count."""
+    import psycopg
+    from psycopg.sql import SQL, Identifier
+
+    schema = url.rsplit("schema=", 1)[1]
+    with psycopg.connect(PG_URL) as connection:
+        rows = connection.execute(
+            "SELECT c.relname, c.relkind, c.reltuples FROM pg_class c"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = %s ORDER BY 1",
+            (schema,),
+        ).fetchall()
+        counts = [
+            connection.execute(
+                SQL("SELECT count(*) FROM {0}.{1}").format(
+                    Identifier(schema), Identifier(name)
+                )
+            ).fetchone()
+            for name, kind, _ in rows
+            if kind == "r"
+        ]
+    return [str(row) for row in rows] + [str(count) for count in counts]
+
+
+def test_postgres_mode_ro_reads_everything_and_refuses_every_write(
+    postgres_url: str,
+) -> None:
+    session_id = write_store(postgres_url)
+    builder = Sessions(store=postgres_url)
+    SessionQuery(builder).search_sessions("kiwi")  # the index too
+    builder.close()
+    before = postgres_tables(postgres_url)
+    check_reads_work_and_writes_are_refused(f"{postgres_url}&mode=ro", session_id)
+    assert postgres_tables(postgres_url) == before
+
+
+def test_a_postgres_role_whose_transactions_are_read_only_opens_read_only(
+    postgres_url: str,
+) -> None:
+    """What the server says is enough: no ``mode=ro`` in the URL."""
+    session_id = write_store(postgres_url, "papaya mango")
+    options = quote("-c default_transaction_read_only=on")
+    check_reads_work_and_writes_are_refused(
+        f"{postgres_url}&options={options}", session_id
+    )
+
+
+def test_a_read_only_postgres_schema_whose_views_were_never_built_says_so(
+    postgres_url: str,
+) -> None:
+    session_id = write_store(postgres_url, views=False)
+    app = Sessions(store=f"{postgres_url}&mode=ro")
+    try:
+        assert len(app.read_events(session_id)) == 3
+        with pytest.raises(StoreReadOnlyError) as caught:
+            SessionQuery(app).list_sessions()
+        assert "read-only and its views were never built" in str(caught.value)
+    finally:
+        app.close()
+
+
+def test_a_read_only_postgres_schema_that_does_not_exist_creates_nothing() -> None:
+    for schema in postgres_schema("ro_"):
+        missing = f"{PG_URL}?schema={schema}_missing&mode=ro"
+        with pytest.raises(StoreUnavailableError):
+            Sessions(store=missing)
+        assert postgres_tables(missing) == []

@@ -74,6 +74,7 @@ def test_agentlog_store_is_honoured_and_store_wins(
         ("postgresql://u@h/db?sslmode=maybe", "sslmode='maybe' must be one of"),
         ("postgresql://u@h/db?colour=blue", "unknown parameter 'colour'"),
         ("postgresql://u@h/db?host=x", "unknown parameter 'host'"),
+        ("postgresql://u@h/db?mode=rw", "the one mode is ro (read-only)"),
         ("postgresql://u@h/db?pool_size=-1", "pool_size='-1' must be"),
         ("postgresql://u@h/db?schema=a&schema=b", "parameter 'schema' is given twice"),
         ("postgresql://u:pw@h:99999/db", "Port out of range"),

@@ -83,6 +83,22 @@ def unavailable(
     )
 
 
+def refuses_writes(connection: psycopg.Connection[Any]) -> bool:
+    """Whether the server refuses this connection's writes: a hot standby (a
+    read replica), or a role or database whose transactions are read-only."""
+    row = connection.execute(
+        "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'"
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def schema_exists(connection: psycopg.Connection[Any], schema: str) -> bool:
+    row = connection.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = %s)", (schema,)
+    ).fetchone()
+    return bool(row and row[0])
+
+
 @contextlib.contextmanager
 def ddl_lock(connection: psycopg.Connection[Any], key: int) -> Iterator[None]:
     """Hold advisory lock ``key`` in a transaction of ``connection`` (autocommit).

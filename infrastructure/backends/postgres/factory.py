@@ -6,7 +6,10 @@ Three additions over :class:`eventsourcing.postgres.PostgresFactory`:
   libpq parameter of the store URL reaches every pooled connection, and
   connections lost in use are counted (``connection_failures``);
 - a first connection is made at once, so a wrong database, password or SSL
-  setting fails now, naming the cause, instead of after the pool's timeout;
+  setting fails now, naming the cause, instead of after the pool's timeout; it
+  also asks whether the server takes writes: a hot standby (a read replica) or
+  a read-only role opens the store read-only, as ``?mode=ro`` does, so nothing
+  is created and every write is refused up front;
 - table creation holds a PostgreSQL advisory lock. The library's ``CREATE TYPE``
   and ``CREATE TABLE IF NOT EXISTS`` race when several processes open the same
   schema at once (``duplicate key … pg_type``, "tuple concurrently updated");
@@ -28,10 +31,14 @@ import psycopg
 from eventsourcing.postgres import PostgresFactory
 from psycopg.sql import SQL, Identifier
 
+from agentlog.domain.errors import StoreReadOnlyError
 from agentlog.infrastructure.backends.postgres.backend import BACKEND
 from agentlog.infrastructure.backends.postgres.connection import (
     connection_kwargs,
     ddl_lock,
+    describe,
+    refuses_writes,
+    schema_exists,
     transaction_pooler,
     unavailable,
 )
@@ -42,6 +49,8 @@ from agentlog.infrastructure.backends.postgres.pooler import (
     TransactionPoolerDatastore,
 )
 from agentlog.infrastructure.backends.postgres.recorders import PostgresSessionRecorder
+from agentlog.infrastructure.backends.postgres.views import PostgresView
+from agentlog.infrastructure.store_url import READ_ONLY_ENV_VAR
 from agentlog.infrastructure.views.sealing_factory import SealingFactory
 
 if TYPE_CHECKING:
@@ -77,8 +86,19 @@ class AgentlogPostgresFactory(SealingFactory, PostgresFactory):
         pool_kwargs = self.datastore.pool.kwargs
         assert isinstance(pool_kwargs, dict)
         self._kwargs = {**kwargs, "password": pool_kwargs.get("password", "")}
-        with self._connection():
-            pass  # fail now, naming the cause, if the database cannot be reached
+        # Fail now, naming the cause, if the database cannot be reached.
+        with self._connection() as connection:
+            self.read_only = self.env.get(READ_ONLY_ENV_VAR) == "y" or refuses_writes(
+                connection
+            )
+            """Opened read-only: reads work, writes raise ``StoreReadOnlyError``."""
+            if self.read_only and not schema_exists(connection, self.datastore.schema):
+                msg = (
+                    f"cannot open {describe(kwargs)} read-only: its schema"
+                    f" {self.datastore.schema!r} does not exist (nothing was ever"
+                    " stored there)"
+                )
+                raise StoreReadOnlyError(msg)
 
     def connection_failures(self) -> int:
         """How many connections this thread lost (the recorder retries after each)."""
@@ -128,5 +148,17 @@ class AgentlogPostgresFactory(SealingFactory, PostgresFactory):
             return super().application_recorder()
 
     def tracking_recorder(self, tracking_recorder_class: Any = None) -> Any:
+        """The library's; on a read-only store, refused when its tables are missing."""
         with self._ddl_lock():
-            return super().tracking_recorder(tracking_recorder_class)
+            recorder = super().tracking_recorder(tracking_recorder_class)
+        if (
+            self.read_only
+            and isinstance(recorder, PostgresView)
+            and not recorder.tables_ready()
+        ):
+            raise StoreReadOnlyError.views_never_built()
+        return recorder
+
+    def env_create_table(self) -> bool:
+        """Never on a read-only store (what is missing stays missing)."""
+        return not self.read_only and super().env_create_table()

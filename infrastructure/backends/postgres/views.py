@@ -128,10 +128,10 @@ class PostgresView(KeyedPostgresTracking, SQLView[TRow], Generic[TRow]):
         (and queued the next writers behind it), or failed under a
         ``lock_timeout``. A read of the catalog takes no such lock.
         """
-        if not self._tables_ready():
+        if not self.tables_ready():
             super().create_table()
 
-    def _tables_ready(self) -> bool:
+    def tables_ready(self) -> bool:
         """Whether the statements would change nothing; records what the
         library's ``create_table`` records about the tracking table."""
         statements = [s.as_string() for s in self.sql_create_statements]

@@ -18,7 +18,7 @@ from agentlog.infrastructure.backends.sqlite.opening import is_read_only, read_o
 from agentlog.infrastructure.backends.sqlite.recorders import SQLiteSessionRecorder
 from agentlog.infrastructure.backends.sqlite.tables import tables_ready
 from agentlog.infrastructure.eventsourcing_seam import SecureDeleteDatastore
-from agentlog.infrastructure.store_url import SQLITE_READ_ONLY_ENV_VAR
+from agentlog.infrastructure.store_url import READ_ONLY_ENV_VAR
 from agentlog.infrastructure.views.sealing_factory import SealingFactory
 
 if TYPE_CHECKING:
@@ -42,9 +42,7 @@ class AgentlogSQLiteFactory(SealingFactory, SQLiteFactory):
         super().__init__(env)
         library = self.datastore
         path = library.pool.db_name
-        self.read_only = is_read_only(
-            path, self.env.get(SQLITE_READ_ONLY_ENV_VAR, "") == "y"
-        )
+        self.read_only = is_read_only(path, self.env.get(READ_ONLY_ENV_VAR, "") == "y")
         """Opened read-only: reads work, writes raise ``StoreReadOnlyError``."""
         self.datastore = SecureDeleteDatastore.like(
             library, db_name=read_only_uri(path) if self.read_only else None
@@ -59,11 +57,7 @@ class AgentlogSQLiteFactory(SealingFactory, SQLiteFactory):
             tracking_recorder_class
         )
         if self.read_only and not tables_ready(recorder):
-            msg = (
-                "the store is read-only and its views were never built: open it"
-                " writable once to build them"
-            )
-            raise StoreReadOnlyError(msg)
+            raise StoreReadOnlyError.views_never_built()
         return recorder
 
     def env_create_table(self) -> bool:

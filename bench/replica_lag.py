@@ -28,7 +28,7 @@ import psycopg
 from agentlog.application import SessionQuery, Sessions
 from agentlog.infrastructure.views import encode_text
 from bench.base import versions
-from bench.worker_lag import quantile, wait_until, worker
+from bench.worker_lag import ProbeQueries, quantile, wait_until, worker
 from tests.builders import SE, SS, TE, TS, A, U
 from tests.replica import standby
 from tests.scenarios.harness import add
@@ -49,20 +49,7 @@ def probe(
         psycopg.connect(look.replace(str(pair.standby_port), str(pair.primary_port))) as primary,
     ):  # fmt: skip
         handle = app.create_session(session_id="probe", cwd="/probe")
-        events = f'"{schema}".{app.recorder.events_table_name}'  # type: ignore[attr-defined]
-        stored = f"SELECT count(*) FROM {events} WHERE originator_id = 'probe'"
-        listing = (
-            f'SELECT event_count FROM "{schema}".agentlog_listing_v3 '
-            "WHERE session_id = %s"
-        )
-        search = (
-            f'SELECT notification_id FROM "{schema}".agentlog_view_tracking '
-            "WHERE application_name = 'Sessions#search.v3'"
-        )
-        assistant = (
-            f"SELECT max(notification_id) FROM {events} "
-            "WHERE originator_id = 'probe' AND topic = 'assistant/message'"
-        )
+        queries = ProbeQueries.of(app, schema)
         ends = time.monotonic() + seconds
         turn = 0
         while time.monotonic() < ends:
@@ -71,12 +58,12 @@ def probe(
                 A(f"answer {turn}", turn=turn, step=1), SE(turn, 1), TE(turn))  # fmt: skip
             app.flush(handle)
             flushed = time.perf_counter()
-            row = primary.execute(assistant).fetchone()  # type: ignore[arg-type]
+            row = primary.execute(queries.assistant).fetchone()  # type: ignore[arg-type]
             assert row is not None
             waits = {
-                "events": (stored, (), handle.seq + 1),  # the header is a row too
-                "listing": (listing, (encode_text("probe"),), handle.seq),
-                "search": (search, (), int(row[0])),
+                "events": (queries.events, (), handle.seq + 1),
+                "listing": (queries.listing, (encode_text("probe"),), handle.seq),
+                "search": (queries.search, (), int(row[0])),
             }
             for name, (sql, args, least) in waits.items():
                 lags[name].append(

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import psycopg
@@ -57,6 +58,40 @@ def worker(url: str) -> Iterator[subprocess.Popen[str]]:
     finally:
         process.terminate()
         process.wait(60)
+
+
+@dataclass(frozen=True)
+class ProbeQueries:
+    """What a probe watches, as SQL on the schema's tables (no catch-up)."""
+
+    events: str
+    """The probe session's stored events (the header is a row too)."""
+    listing: str
+    """The probe's listing row's event count (one argument: its encoded id)."""
+    search: str
+    """The search view's tracking position."""
+    assistant: str
+    """The notification id of the probe's last assistant message."""
+
+    @classmethod
+    def of(cls, app: Sessions, schema: str) -> ProbeQueries:
+        events = f'"{schema}".{app.recorder.events_table_name}'  # type: ignore[attr-defined]
+        probe = "WHERE originator_id = 'probe'"
+        return cls(
+            events=f"SELECT count(*) FROM {events} {probe}",
+            listing=(
+                f'SELECT event_count FROM "{schema}".agentlog_listing_v3 '
+                "WHERE session_id = %s"
+            ),
+            search=(
+                f'SELECT notification_id FROM "{schema}".agentlog_view_tracking '
+                "WHERE application_name = 'Sessions#search.v3'"
+            ),
+            assistant=(
+                f"SELECT max(notification_id) FROM {events} {probe} "
+                "AND topic = 'assistant/message'"
+            ),
+        )
 
 
 def alive(process: subprocess.Popen[str]) -> None:
@@ -100,18 +135,11 @@ def probe(
     search_lags: list[float] = []
     with psycopg.connect(**pg_params()) as check:
         handle = app.create_session(session_id="probe", cwd="/probe")
-        events = app.recorder.events_table_name  # type: ignore[attr-defined]
-        listing = (
-            f'SELECT event_count FROM "{schema}".agentlog_listing_v3 '
-            "WHERE session_id = %s"
-        )
-        search = (
-            f'SELECT notification_id FROM "{schema}".agentlog_view_tracking '
-            "WHERE application_name = 'Sessions#search.v3'"
-        )
-        assistant = (
-            f'SELECT max(notification_id) FROM "{schema}".{events} '
-            "WHERE originator_id = 'probe' AND topic = 'assistant/message'"
+        queries = ProbeQueries.of(app, schema)
+        listing, search, assistant = (
+            queries.listing,
+            queries.search,
+            queries.assistant,
         )
         ends = time.monotonic() + seconds
         turn = 0

@@ -81,3 +81,19 @@ def test_the_worker_lag_figures_run(capsys: pytest.CaptureFixture[str]) -> None:
         line for line in capsys.readouterr().out.splitlines() if line[:4] == "| 0 "
     ]
     assert "inf" not in row  # every probed turn was seen by the worker's views
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_the_many_sessions_figures_run(backend: str) -> None:
+    from bench import many_sessions
+    from bench.base import bench_store
+
+    with bench_store(backend) as (app, _):
+        figures = many_sessions.measure(app, 200, repeat=1)
+    assert set(figures) == {
+        "listing, first page of 50",
+        "scoped listing, first page of 50",
+        "scoped listing, every record",
+        "lineage trace of a fork 9 deep",
+        "fork of a stored session (+ close)",
+    }

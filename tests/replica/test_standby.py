@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import subprocess
 from typing import TYPE_CHECKING
 
 import pytest
@@ -19,6 +18,7 @@ from agentlog.application import Sessions
 from agentlog.application.query import SessionQuery
 from tests.service.test_read_only_store import (
     check_reads_work_and_writes_are_refused,
+    check_the_command_line_reads_and_refuses,
     write_store,
 )
 
@@ -70,20 +70,7 @@ def test_the_command_line_reads_a_standby_and_refuses_a_write_in_one_line(
 ) -> None:
     session_id = write_store(pair.primary(schema))
     pair.wait_for_replay()
-    store = pair.standby(schema)
-    listed = subprocess.run(
-        ["agentlog", "--store", store, "ls", "--json"], capture_output=True, text=True
-    )
-    assert listed.returncode == 0, listed.stderr
-    assert session_id in listed.stdout
-    erased = subprocess.run(
-        ["agentlog", "--store", store, "erase", session_id, "--reason", "t"],
-        capture_output=True,
-        text=True,
-    )
-    assert erased.returncode == 1
-    assert erased.stderr.count("\n") == 1
-    assert "read-only" in erased.stderr
+    check_the_command_line_reads_and_refuses(pair.standby(schema), session_id)
 
 
 def test_the_viewer_polls_a_standby_instead_of_listening(

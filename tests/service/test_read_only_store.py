@@ -106,11 +106,9 @@ def test_a_copy_whose_index_was_never_built_is_searched_by_scanning(
     check_reads_work_and_writes_are_refused(f"sqlite:///{path}?mode=ro", session_id)
 
 
-def test_a_copy_whose_views_were_never_built_says_so(tmp_path: Path) -> None:
+def check_views_never_built_say_so(url: str, session_id: str) -> None:
     """A store no query ever ran on: events read, listing refused in one line."""
-    path = tmp_path / "store.db"
-    session_id = write_store(path, views=False)
-    app = Sessions(store=f"sqlite:///{path}?mode=ro")
+    app = Sessions(store=url)
     try:
         assert len(app.read_events(session_id)) == 3
         with pytest.raises(StoreReadOnlyError) as caught:
@@ -118,6 +116,12 @@ def test_a_copy_whose_views_were_never_built_says_so(tmp_path: Path) -> None:
         assert "read-only and its views were never built" in str(caught.value)
     finally:
         app.close()
+
+
+def test_a_copy_whose_views_were_never_built_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    session_id = write_store(path, views=False)
+    check_views_never_built_say_so(f"sqlite:///{path}?mode=ro", session_id)
 
 
 def test_a_write_ahead_log_not_in_the_file_is_refused_not_skipped(
@@ -175,7 +179,14 @@ def test_the_command_line_reads_a_read_only_copy_in_one_line(
     read_only_mount: Path,
 ) -> None:
     session_id = write_store(read_only_mount.parent / "rw" / "store.db")
-    store = f"sqlite:///{read_only_mount / 'store.db'}"
+    check_the_command_line_reads_and_refuses(
+        f"sqlite:///{read_only_mount / 'store.db'}", session_id
+    )
+    assert str(uuid.UUID(session_id)) == session_id
+
+
+def check_the_command_line_reads_and_refuses(store: str, session_id: str) -> None:
+    """``ls`` lists the session; ``erase`` is refused in one line, exit 1."""
     listed = subprocess.run(
         ["agentlog", "--store", store, "ls", "--json"], capture_output=True, text=True
     )
@@ -189,7 +200,6 @@ def test_the_command_line_reads_a_read_only_copy_in_one_line(
     assert erased.returncode == 1
     assert erased.stderr.count("\n") == 1
     assert "read-only" in erased.stderr
-    assert str(uuid.UUID(session_id)) == session_id
 
 
 @pytest.fixture
@@ -251,14 +261,7 @@ def test_a_read_only_postgres_schema_whose_views_were_never_built_says_so(
     postgres_url: str,
 ) -> None:
     session_id = write_store(postgres_url, views=False)
-    app = Sessions(store=f"{postgres_url}&mode=ro")
-    try:
-        assert len(app.read_events(session_id)) == 3
-        with pytest.raises(StoreReadOnlyError) as caught:
-            SessionQuery(app).list_sessions()
-        assert "read-only and its views were never built" in str(caught.value)
-    finally:
-        app.close()
+    check_views_never_built_say_so(f"{postgres_url}&mode=ro", session_id)
 
 
 def test_a_read_only_postgres_schema_that_does_not_exist_creates_nothing() -> None:

@@ -5,7 +5,9 @@
 starts from the stored state, flushes on success and rolls back on any error;
 :meth:`UnitOfWork.run_with_retry` re-runs a whole command after a conflict.
 ``AsyncSessions`` shares the same steps (:meth:`handle_for_command`,
-:meth:`roll_back`) around its own task locks.
+:meth:`roll_back`) around its own task locks. :meth:`UnitOfWork.run_optimistic`
+skips the read of the stored version before the block and relies on the flush's
+version check instead, for a block that is safe to run again.
 """
 
 from __future__ import annotations
@@ -54,8 +56,13 @@ class UnitOfWork:
         cwd: str | None = None,
         owner: str | None = None,
         timeout: float | None = None,
+        fresh: bool = True,
     ) -> Iterator[SessionHandle]:
-        """Hold a session for one request (see ``Sessions.command``)."""
+        """Hold a session for one request (see ``Sessions.command``).
+
+        ``fresh=False`` starts on a live handle without reading the store's
+        version first (see :meth:`run_optimistic`, its one caller).
+        """
         if create:
             check_session_id(session_id)
         else:
@@ -70,6 +77,7 @@ class UnitOfWork:
                 create=create,
                 cwd=cwd,
                 owner=owner,
+                fresh=fresh,
             )
             mark = len(handle.aggregate.pending_events)
             try:
@@ -98,13 +106,15 @@ class UnitOfWork:
         create: bool,
         cwd: str | None,
         owner: str | None,
+        fresh: bool = True,
     ) -> SessionHandle:
-        """The handle a command works on, starting from the stored state.
+        """The handle a command works on, starting from the stored state
+        (``fresh=False``: from the live handle's, unchecked).
 
         Called with the session's lock held (by a thread or a task).
         """
         app = self.app
-        handle = self._current(session_id, outermost=outermost)
+        handle = self._current(session_id, outermost=outermost, fresh=fresh)
         if handle is None and create and not app.is_stored(session_id):
             try:
                 handle = app.create_session(cwd=cwd, session_id=session_id, owner=owner)
@@ -119,7 +129,9 @@ class UnitOfWork:
         handle.commands += 1
         return handle
 
-    def _current(self, session_id: str, *, outermost: bool) -> SessionHandle | None:
+    def _current(
+        self, session_id: str, *, outermost: bool, fresh: bool = True
+    ) -> SessionHandle | None:
         """The live handle if it is usable as the command's start, else ``None``.
 
         Work appended outside any command (a ``get_session`` loop in this
@@ -136,7 +148,8 @@ class UnitOfWork:
         if handle.unflushed:
             app.saver.flush(handle)
         if (
-            app.freshness_check
+            fresh
+            and app.freshness_check
             and not handle.aggregate.pending_events
             and app.reads.stored_version(session_id) != handle.aggregate.version
         ):
@@ -209,6 +222,61 @@ class UnitOfWork:
         aggregate.invariants = app.invariants
         aggregate.clock = app.clock
         return aggregate
+
+    def run_optimistic(
+        self,
+        session_id: str,
+        command: Callable[[SessionHandle], T],
+        *,
+        create: bool = False,
+        cwd: str | None = None,
+        owner: str | None = None,
+    ) -> T:
+        """Run ``command`` as a unit of work without first reading the stored version.
+
+        The freshness check of :meth:`command` costs a read before every block.
+        Here the block runs on the live handle as it is, and the flush's own
+        version check (optimistic concurrency on the seq) finds out whether
+        another process wrote meanwhile: then, as when the block fails while the
+        store has moved past the handle, the session is loaded again and
+        ``command`` runs once more as an ordinary (fresh) command. So the block
+        never ends up stored on an old state, as with :meth:`command`; it must be
+        safe to re-run (it only appends, as the OpenAI Agents session's writes).
+        """
+        taken: SessionHandle | None = None
+        start = 0
+
+        def attempt(handle: SessionHandle) -> T:
+            nonlocal taken, start
+            if not handle.aggregate.pending_events:  # else new: nothing to miss
+                taken, start = handle, handle.aggregate.version
+            return command(handle)
+
+        try:
+            with self.command(
+                session_id, create=create, cwd=cwd, owner=owner, fresh=False
+            ) as handle:
+                return attempt(handle)
+        except SessionConflictError:
+            pass
+        except Exception:
+            if taken is None or not self._moved(session_id, start):
+                raise
+            # As the freshness check would have: take the session over again.
+            self.app.live.forget(taken)
+        logger.info("session %r moved on in the store; running again", session_id)
+        with self.command(session_id, create=create, cwd=cwd, owner=owner) as handle:
+            return command(handle)
+
+    def _moved(self, session_id: str, version: int) -> bool:
+        """Whether the store's version of the session is no longer ``version``
+        (``False`` when the store cannot tell: the block's error stands)."""
+        if not self.app.freshness_check:
+            return False
+        try:
+            return self.app.reads.stored_version(session_id) != version
+        except Exception:
+            return False
 
     def run_with_retry(
         self,

@@ -150,14 +150,22 @@ class AgentlogSession:
             raise NonJsonDataError(msg) from None
         if not copies:
             return
-        with self.app.command(
-            self.session_id, create=True, cwd=self.cwd, owner=self.owner
-        ) as handle:
-            for kind, group in _groups(copies):
-                if kind == "input":
-                    self._write_input(handle, group)
-                else:
-                    self._write_step(handle, group)
+        # Only appends, so safe to run again: the flush's version check replaces
+        # the read of the stored version before the block (one query fewer).
+        self.app.unit_of_work.run_optimistic(
+            self.session_id,
+            lambda handle: self._write_groups(handle, copies),
+            create=True,
+            cwd=self.cwd,
+            owner=self.owner,
+        )
+
+    def _write_groups(self, handle: SessionHandle, copies: list[Any]) -> None:
+        for kind, group in _groups(copies):
+            if kind == "input":
+                self._write_input(handle, group)
+            else:
+                self._write_step(handle, group)
 
     def _turn(self, handle: SessionHandle, **options: Any) -> Turn:
         return self.app.turn(handle, **options)

@@ -337,3 +337,45 @@ def test_read_items_are_the_callers_own() -> None:
         app.close()
 
     asyncio.run(main())
+
+
+def test_two_processes_writing_one_session_lose_nothing(tmp_path: Path) -> None:
+    """A write on a handle another process has moved past is run again on the
+    stored state (no read of the stored version comes before it)."""
+
+    def run(number: int) -> list[list[Any]]:
+        call_id = f"call_{number}"
+        return [
+            [{"role": "user", "content": f"question {number}"}],
+            [
+                {
+                    "type": "function_call",
+                    "call_id": call_id,
+                    "name": "f",
+                    "arguments": "{}",
+                },
+                {"type": "function_call_output", "call_id": call_id, "output": "4"},
+            ],
+            [say(f"answer {number}", f"msg_{number}").model_dump(exclude_unset=True)],
+        ]
+
+    async def main() -> None:
+        url = f"sqlite:///{tmp_path / 'a.db'}"
+        apps = [Sessions(store=url), Sessions(store=url)]
+        writers = [AgentlogSession("s", app) for app in apps]
+        written: list[Any] = []
+        for number in range(6):
+            for batch in run(number):
+                await writers[number % 2].add_items(batch)
+                written.extend(batch)
+        fresh = Sessions(store=url)
+        assert await AgentlogSession("s", fresh).get_items() == written
+        for writer in writers:
+            assert await writer.get_items() == written
+        checker = InvariantChecker()
+        for event in fresh.read_events("s"):
+            checker.feed(event)
+        for app in (*apps, fresh):
+            app.close()
+
+    asyncio.run(main())

@@ -288,3 +288,71 @@ def test_a_retried_insert_meeting_its_own_commit_is_not_a_conflict(
     app.connection_failures = lambda: calls.get("lost", 0)  # type: ignore[method-assign]
     serve(app, "s", "r2", fail=False)
     assert stored_requests(make_app(), ["s"]) == {"r1": 1, "r2": 1}
+
+
+def counting_version_reads(app: Sessions) -> list[str]:
+    """The session ids whose stored version ``app`` reads from now on."""
+    reads: list[str] = []
+    original = app.reads.stored_version
+
+    def counting(session_id: str) -> int:
+        reads.append(session_id)
+        return original(session_id)
+
+    app.reads.stored_version = counting  # type: ignore[method-assign]
+    return reads
+
+
+def test_an_optimistic_command_reads_no_version_and_reruns_on_a_moved_store(
+    make_app: MakeApp,
+) -> None:
+    app, other = make_app(), make_app()
+    serve(app, "s", "r1", fail=False)
+    reads = counting_version_reads(app)
+    starts: list[int] = []
+
+    def request(request_id: str) -> Callable[[Any], None]:
+        def block(handle: Any) -> None:
+            starts.append(handle.seq)
+            write_turn(handle, request_id, fail=False)
+
+        return block
+
+    app.unit_of_work.run_optimistic("s", request("r2"))
+    assert reads == [] and starts == [6]
+    serve(other, "s", "r3", fail=False)  # another process writes: app's handle is old
+    starts.clear()
+    app.unit_of_work.run_optimistic("s", request("r4"))
+    assert starts == [12, 18]  # on the old state (the flush conflicts), then fresh
+    assert stored_requests(make_app(), ["s"]) == {"r1": 1, "r2": 1, "r3": 1, "r4": 1}
+
+
+def test_an_optimistic_block_failing_on_an_old_state_runs_again_fresh(
+    make_app: MakeApp,
+) -> None:
+    app, other = make_app(), make_app()
+    serve(app, "s", "r1", fail=False)
+    serve(other, "s", "r2", fail=False)
+    starts: list[int] = []
+
+    def block(handle: Any) -> None:
+        starts.append(handle.seq)
+        if handle.seq == 6:  # the old state: fail as a stale turn number would
+            raise InvariantError("stale")
+        write_turn(handle, "r3", fail=False)
+
+    app.unit_of_work.run_optimistic("s", block)
+    assert starts == [6, 12]
+    assert stored_requests(make_app(), ["s"]) == {"r1": 1, "r2": 1, "r3": 1}
+    # On a current state the block's error stands, and the block ran once.
+    starts.clear()
+    with pytest.raises(RequestFailedError):
+        app.unit_of_work.run_optimistic(
+            "s", lambda handle: (starts.append(handle.seq), serve_fail(handle))
+        )
+    assert starts == [18]
+    assert stored_requests(make_app(), ["s"]) == {"r1": 1, "r2": 1, "r3": 1}
+
+
+def serve_fail(handle: Any) -> None:
+    write_turn(handle, "bad", fail=True)

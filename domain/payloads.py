@@ -58,8 +58,7 @@ class _Model(BaseModel):
         frozen=True,
         alias_generator=to_camel,
         serialize_by_alias=True,
-        use_attribute_docstrings=True,  # field notes reach the generated reference
-        defer_build=True,  # built on first use: a command that validates none pays none
+        defer_build=True,  # built on first use, but for TURN_MODELS (end of module)
     )
 
 
@@ -199,8 +198,10 @@ ContentBlock: TypeAlias = Annotated[
     OpenSet("type", "content block"),
 ]
 # No ToolResultBlock.model_rebuild() here: models are built on first use
-# (defer_build), when ContentBlock is defined; building them at import cost
-# every command a third of a second.
+# (defer_build), when ContentBlock is defined; building every one at import cost
+# every command a third of a second. Field notes (the strings under fields) are
+# read only by the reference generator (infrastructure/schema_doc.py): pydantic's
+# use_attribute_docstrings read them on every import, for two thirds of its cost.
 
 
 class UserSource(_Model):
@@ -584,7 +585,31 @@ class SessionMeta(SessionSummary, SessionHeader):
     """The flat union of :class:`SessionHeader` and :class:`SessionSummary` fields."""
 
 
+# --------------------------------------------------------------------------------------
+# Built at import
+
+TURN_MODELS: Final[tuple[type[_Model], ...]] = (
+    TurnStartPayload,
+    TurnEndPayload,
+    StepPayload,
+    MessagePayload,
+    AssistantChunkPayload,
+    AssistantMessagePayload,
+    ToolCallPayload,
+    ToolResultPayload,
+)
+"""The payload models of the types every agent turn appends, built at import: the
+aggregate's module imports this one to write, and a first append that built
+them paid for it on the write itself (the cold one-step append). The others
+stay deferred."""
+
+for _model in TURN_MODELS:
+    _model.model_rebuild()
+del _model
+
+
 __all__ = [
+    "TURN_MODELS",
     "AbortedEnd",
     "AssistantChunkPayload",
     "AssistantMessagePayload",

@@ -10,9 +10,14 @@ Regenerate them with ``python -m agentlog.infrastructure.schema_doc docs``.
 
 from __future__ import annotations
 
+import ast
+import inspect
+import itertools
 import json
 import sys
+import textwrap
 import typing
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -49,7 +54,8 @@ _DEFS: Final = "#/$defs/"
 
 
 class _UntitledFields(GenerateJsonSchema):
-    """Pydantic's generator without the auto titles (``"Callid"``) on every field."""
+    """Pydantic's generator without the auto titles (``"Callid"``) on every field,
+    with each field's note (the docstring under it) as its description."""
 
     def field_title_should_be_set(
         self,
@@ -59,6 +65,57 @@ class _UntitledFields(GenerateJsonSchema):
         | core_schema.TypedDictField,
     ) -> bool:
         return False
+
+    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
+        """The notes are read here, not by pydantic at import (its
+        ``use_attribute_docstrings`` made every import of the models pay for them)."""
+        json_schema = super().model_schema(schema)
+        properties = json_schema.get("properties", {})
+        cls = schema["cls"]
+        notes = _field_notes(cls)
+        for name, field in cls.model_fields.items():
+            key = field.alias or name
+            note = notes.get(name)
+            if note is not None and key in properties:
+                properties[key].setdefault("description", note)
+        return json_schema
+
+
+def _field_notes(cls: type[BaseModel]) -> dict[str, str]:
+    """Each field's note: the string right under its annotation in the class that
+    declares it last (a redeclared field has only its own note)."""
+    notes: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        declared = inspect.get_annotations(klass)
+        if not declared:
+            continue
+        own = _class_notes(klass)
+        for name in declared:
+            notes.pop(name, None)
+            if name in own:
+                notes[name] = own[name]
+    return notes
+
+
+@cache
+def _class_notes(klass: type) -> dict[str, str]:
+    try:
+        source = inspect.getsource(klass)
+    except (OSError, TypeError):  # made at run time (OpenSet's fallbacks)
+        return {}
+    tree = ast.parse(textwrap.dedent(source))
+    body = tree.body[0].body if isinstance(tree.body[0], ast.ClassDef) else []
+    notes: dict[str, str] = {}
+    for statement, following in itertools.pairwise(body):
+        if (
+            isinstance(statement, ast.AnnAssign)
+            and isinstance(statement.target, ast.Name)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
+            notes[statement.target.id] = inspect.cleandoc(following.value.value)
+    return notes
 
 
 def _definitions() -> tuple[dict[str, JsonSchemaValue], dict[str, str]]:

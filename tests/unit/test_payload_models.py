@@ -3,12 +3,16 @@ unions and immutability."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
 from agentlog.domain.payloads import (
+    TURN_MODELS,
     AssistantMessagePayload,
     Message,
     SessionHeader,
@@ -18,6 +22,7 @@ from agentlog.domain.payloads import (
     TokenUsage,
     ToolResultBlock,
 )
+from agentlog.domain.vocabulary import PAYLOAD_MODELS
 from tests.unit.vocabulary_support import (
     TEXT,
     USAGE,
@@ -124,3 +129,48 @@ def test_models_are_immutable() -> None:
     block = TextBlock.model_validate(TEXT)
     with pytest.raises(ValidationError):
         block.text = "changed"  # type: ignore[misc]
+
+
+# --------------------------------------------------------------------------------------
+# Built at import
+
+
+BUILT_AT_IMPORT = """
+import json
+from agentlog.domain import payloads
+from agentlog.domain.vocabulary import PAYLOAD_MODELS
+print(json.dumps({m.__name__: m.__pydantic_complete__ for m in PAYLOAD_MODELS.values()}))
+"""
+
+
+@pytest.mark.slow  # a fresh interpreter: this process has built every model by now
+def test_the_turn_models_alone_are_built_at_import() -> None:
+    """A process's first append does not pay for building its models; a command
+    that validates nothing does not pay for the other models."""
+    done = subprocess.run(
+        [sys.executable, "-c", BUILT_AT_IMPORT],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    complete = json.loads(done.stdout)
+    built = {model.__name__ for model in TURN_MODELS}
+    assert {name for name, ok in complete.items() if ok} == built
+
+
+@pytest.mark.parametrize(
+    "event_type",
+    [
+        "turn/start",
+        "turn/end",
+        "step/start",
+        "step/end",
+        "user/message",
+        "assistant/chunk",
+        "assistant/message",
+        "tool/call",
+        "tool/result",
+    ],
+)
+def test_every_type_of_an_agent_turn_has_a_built_model(event_type: str) -> None:
+    assert PAYLOAD_MODELS[event_type] in TURN_MODELS

@@ -3,14 +3,15 @@
 :meth:`SessionSaver.flush` is the durability checkpoint of a session; a command's
 flush settles a commit whose reply was lost by asking the store
 (:meth:`SessionSaver.flush_command`); a live snapshot is taken after a flush that
-crosses the snapshot interval.
+crosses a tenth of the snapshot interval, and replaces the earlier snapshots of
+its interval (docs/persistence.md#snapshots).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from eventsourcing.persistence import IntegrityError
 
@@ -39,6 +40,18 @@ if TYPE_CHECKING:
     from agentlog.application.handle import SessionHandle
     from agentlog.application.sessions import Sessions
 
+
+@runtime_checkable
+class SnapshotReplacer(Protocol):
+    """A recorder that stores a snapshot and drops the ones it replaces in one
+    transaction (``agentlog.infrastructure.recorders``)."""
+
+    def replace_snapshot(self, snapshots: Any, row: Any, since: int) -> None: ...
+
+
+SNAPSHOTS_PER_INTERVAL = 10
+"""How often per ``AGENTLOG_SNAPSHOT_INTERVAL`` a flush renews the latest snapshot;
+each replaces the earlier ones of its interval, so one per interval is kept."""
 SETTLE_ATTEMPTS = 5
 SETTLE_WAIT = 0.05
 logger = logging.getLogger(__name__)
@@ -114,11 +127,13 @@ class SessionSaver:
                 error,
             )
             raise StoreUnavailableError(unavailable_message(error)) from error
+        else:
+            self.snapshot_if_due(aggregate, first_version - 1)
         handle.uncertain = False
         app.live.saved(handle, evict=True)
 
     def _save(self, aggregate: Session, pending: list[Any]) -> None:
-        """``Application.save``: record, snapshot when due, notify.
+        """``Application.save``: record and notify (:meth:`flush` snapshots after).
 
         The library collects (removes) the aggregate's pending events before
         recording them; if recording fails they are put back, so the next flush
@@ -221,14 +236,12 @@ class SessionSaver:
             return False  # a row we cannot read (another key, corrupt) is not ours
 
     def snapshot_if_due(self, aggregate: Session, previous_version: int) -> None:
-        """Snapshot an aggregate whose rows were stored without ``save`` (an
-        import's stream insert) when they crossed the snapshot interval, as the
-        library's save pipeline does for a flush."""
+        """Snapshot a just stored aggregate (a flush, an import's stream insert)
+        whose rows went from ``previous_version`` past a multiple of a tenth of the
+        interval (docs/persistence.md#snapshots)."""
         interval = self.app.snapshot_interval
-        if (
-            interval <= 0
-            or aggregate.version // interval == previous_version // interval
-        ):
+        every = max(1, interval // SNAPSHOTS_PER_INTERVAL)
+        if interval <= 0 or aggregate.version // every == previous_version // every:
             return
         self.snapshot(aggregate)
 
@@ -262,8 +275,15 @@ class SessionSaver:
                 "snapshot of session %r skipped: store unavailable", aggregate_id
             )
 
+    def kept_below(self, version: int) -> int:
+        """The lowest version of the snapshots a new one at ``version`` replaces:
+        the last multiple of the interval, so one snapshot per interval stays."""
+        interval = self.app.snapshot_interval
+        return version // interval * interval if interval > 0 else version
+
     def snapshot(self, aggregate: Session) -> None:
-        """Store a snapshot of ``aggregate`` as it is now (its pending events saved).
+        """Store a snapshot of ``aggregate`` as it is now (its pending events saved),
+        replacing the session's earlier snapshots of the same interval.
 
         Never raises for the store: a snapshot only speeds loading up, and the
         events it summarises are already stored.
@@ -271,8 +291,17 @@ class SessionSaver:
         app = self.app
         if app.snapshots is None:
             return
+        snapshot = SessionSnapshot.take(aggregate)
+        recorder = app.recorder
         try:
-            app.snapshots.put([SessionSnapshot.take(aggregate)])
+            if isinstance(recorder, SnapshotReplacer):
+                recorder.replace_snapshot(
+                    app.snapshots.recorder,
+                    app.mapper.to_stored_event(snapshot),
+                    self.kept_below(aggregate.version),
+                )
+            else:
+                app.snapshots.put([snapshot])
             app.eraser.after_snapshot(aggregate.id)
         except IntegrityError:
             pass  # another writer saved this snapshot first

@@ -138,17 +138,18 @@ class Sessions(ErasureFacade, LiveSessionsView):
 
     @property
     def snapshot_interval(self) -> int:
-        """Events between snapshots (``AGENTLOG_SNAPSHOT_INTERVAL``; 0: none).
+        """Events per kept snapshot (``AGENTLOG_SNAPSHOT_INTERVAL``; 0: none).
 
-        It sets the library's ``snapshotting_intervals``: ``save`` snapshots.
+        A flush snapshots more often than that and each snapshot replaces the
+        earlier ones of its interval (:meth:`SessionSaver.snapshot_if_due`,
+        docs/persistence.md#snapshots); the library's own ``save`` step is not
+        used (``snapshotting_intervals`` stays unset).
         """
         return self._snapshot_interval
 
     @snapshot_interval.setter
     def snapshot_interval(self, value: int) -> None:
         self._snapshot_interval = value
-        intervals: dict[Any, int] = {Session: value} if value > 0 else {}
-        self.snapshotting_intervals = intervals  # type: ignore[misc]
 
     def take_snapshot(
         self,

@@ -192,6 +192,13 @@ def popo_drop_below(recorder: Any, session_id: str, version: int | None) -> None
         recorder._stored_events[index.pop(stored)] = None
 
 
+def popo_drop_between(recorder: Any, session_id: str, first: int, below: int) -> None:
+    """Empty the slots of a stream's rows at versions ``first`` to ``below - 1``."""
+    index = popo_stream_index(recorder, session_id)
+    for stored in [v for v in index if first <= v < below]:
+        recorder._stored_events[index.pop(stored)] = None
+
+
 class ClosedPOPOLock:
     """What a closed POPO recorder holds instead of its lock: entering refuses.
 

@@ -181,6 +181,21 @@ class StreamWrites(ApplicationRecorder):
         with self.datastore.transaction(commit=True) as cursor:
             self._delete_snapshots(cursor, snapshots, session_ids)
 
+    def replace_snapshot(self, snapshots: Any, row: StoredEvent, since: int) -> None:
+        """Store the snapshot ``row`` with the ``snapshots`` recorder (same
+        datastore) and delete its session's snapshots at versions from ``since``
+        up to below the row's, in one transaction (docs/persistence.md#snapshots).
+        """
+        with self.datastore.transaction(commit=True) as cursor:
+            self._insert_snapshot(cursor, snapshots, row)
+            self._delete_snapshots_between(
+                cursor,
+                snapshots,
+                str(row.originator_id),
+                since,
+                row.originator_version,
+            )
+
     def _write_tombstones(
         self, cursor: Any, tombstones: Sequence[StoredEvent], purge: Purge
     ) -> None:
@@ -195,4 +210,14 @@ class StreamWrites(ApplicationRecorder):
         self, cursor: Any, snapshots: Any, session_ids: Sequence[str]
     ) -> None:
         """Delete these sessions' rows from the ``snapshots`` recorder's table."""
+        raise NotImplementedError  # pragma: no cover
+
+    def _insert_snapshot(self, cursor: Any, snapshots: Any, row: StoredEvent) -> None:
+        """Insert ``row`` into the ``snapshots`` recorder's table."""
+        raise NotImplementedError  # pragma: no cover
+
+    def _delete_snapshots_between(
+        self, cursor: Any, snapshots: Any, session_id: str, first: int, below: int
+    ) -> None:
+        """Delete the session's snapshots at versions ``first`` to ``below - 1``."""
         raise NotImplementedError  # pragma: no cover

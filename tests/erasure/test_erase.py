@@ -378,13 +378,13 @@ def test_a_snapshot_stored_after_the_erase_does_not_outlive_it(
     write_marked(writer, ERASED, markers())
     assert writer.snapshots is not None
     writer.snapshot_interval = 3
-    put = writer.snapshots.put
+    replace = writer.recorder.replace_snapshot  # type: ignore[attr-defined]
 
-    def erase_first(events: Any, **kwargs: Any) -> Any:
+    def erase_first(*args: Any) -> Any:
         eraser.erase(ERASED, reason=REASON)
-        return put(events, **kwargs)
+        return replace(*args)
 
-    monkeypatch.setattr(writer.snapshots, "put", erase_first)
+    monkeypatch.setattr(writer.recorder, "replace_snapshot", erase_first)
     with writer.command(ERASED) as handle:
         append_turn(handle)
     monkeypatch.undo()

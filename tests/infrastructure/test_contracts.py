@@ -76,6 +76,11 @@ class TestSessionRecorder(SessionRecorderCases):
     def recorder(self, store_app: Sessions) -> Any:
         return store_app.recorder
 
+    @pytest.fixture
+    def snapshots(self, store_app: Sessions) -> Any:
+        assert store_app.snapshots is not None
+        return store_app.snapshots.recorder
+
 
 class TestViews(ViewCases):
     @pytest.fixture(params=sorted(ROWS))

@@ -45,6 +45,11 @@ class TestPooledSessionRecorder(SessionRecorderCases):
     def recorder(self, store_app: Sessions) -> Any:
         return store_app.recorder
 
+    @pytest.fixture
+    def snapshots(self, store_app: Sessions) -> Any:
+        assert store_app.snapshots is not None
+        return store_app.snapshots.recorder
+
 
 class TestPooledViews(ViewCases):
     @pytest.fixture(params=sorted(ROWS))

@@ -55,6 +55,35 @@ def test_loading_reads_the_latest_snapshot_and_only_the_tail(make_app: MakeApp) 
     assert aggregate.decision_state() == handle.aggregate.decision_state()
 
 
+def test_one_snapshot_per_interval_is_kept_and_the_latest_is_near_the_head(
+    make_app: MakeApp,
+) -> None:
+    """A flush past a tenth of the interval renews the latest snapshot; it replaces
+    the earlier ones of its interval, so as-of reads still find one per interval."""
+    writer = make_app(AGENTLOG_SNAPSHOT_INTERVAL="100")
+    handle = long_session(writer, turns=40)  # 11 events per flush, 440 events
+    assert writer.snapshots is not None
+    versions = [
+        row.originator_version
+        for row in writer.snapshots.recorder.select_events("long")
+    ]
+    assert len({version // 100 for version in versions}) == len(versions)
+    flushed = [1 + 11 * turn for turn in range(1, 41)]  # the header is version 1
+    last_of_each = {version // 100: version for version in flushed}
+    assert versions == sorted(last_of_each.values())
+    assert versions[-1] == handle.aggregate.version == 441
+    reader = make_app(AGENTLOG_SNAPSHOT_INTERVAL="100")
+    counter = CountingMapper(reader)
+    assert reader.load_aggregate("long").decision_state() == (
+        handle.aggregate.decision_state()
+    )
+    assert counter.count == 1  # the snapshot at the head: no tail
+    events = reader.read_events("long")
+    for seq in (5, 150, 250, 399, 420):
+        counter.count = 0
+        assert reader.messages("long", at=seq) == derive_messages(events[: seq + 1])
+
+
 def test_cold_messages_decode_only_surface_events(make_app: MakeApp) -> None:
     writer = make_app(AGENTLOG_SNAPSHOT_INTERVAL="100")
     long_session(writer, turns=50)  # 550 events, 100 on the surface

@@ -12,6 +12,7 @@ from eventsourcing.persistence import Notification, StoredEvent
 from agentlog.infrastructure.eventsourcing_seam import (
     POPORecorderSeam,
     popo_drop_below,
+    popo_drop_between,
     popo_lock,
     popo_stream_index,
 )
@@ -77,6 +78,15 @@ class POPOSessionRecorder(POPORecorderSeam):
         with popo_lock(snapshots):
             for key in session_ids:
                 popo_drop_below(snapshots, key, None)
+
+    def replace_snapshot(self, snapshots: Any, row: StoredEvent, since: int) -> None:
+        """Store the snapshot ``row`` and drop its session's snapshots at versions
+        from ``since`` up to below it (docs/persistence.md#snapshots)."""
+        snapshots.insert_events([row])
+        with popo_lock(snapshots):
+            popo_drop_between(
+                snapshots, str(row.originator_id), since, row.originator_version
+            )
 
     def erase_pending(self, limit: int) -> list[str]:
         with self.database_lock:

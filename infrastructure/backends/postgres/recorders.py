@@ -275,6 +275,30 @@ class PostgresSessionRecorder(PostgresRecorderSeam, StreamWrites):
             (session_id, version),
         )
 
+    def _insert_snapshot(
+        self, curs: Cursor[DictRow], snapshots: Any, row: StoredEvent
+    ) -> None:
+        postgres_insert(snapshots, curs, [row])
+
+    def _delete_snapshots_between(
+        self,
+        curs: Cursor[DictRow],
+        snapshots: Any,
+        session_id: str,
+        first: int,
+        below: int,
+    ) -> None:
+        curs.execute(
+            SQL(
+                "DELETE FROM {0}.{1} WHERE originator_id = %s "
+                "AND originator_version >= %s AND originator_version < %s"
+            ).format(
+                Identifier(snapshots.datastore.schema),
+                Identifier(snapshots.events_table_name),
+            ),
+            (session_id, first, below),
+        )
+
     def _delete_snapshots(
         self, curs: Cursor[DictRow], snapshots: Any, session_ids: Sequence[str]
     ) -> None:

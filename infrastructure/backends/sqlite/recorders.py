@@ -186,6 +186,20 @@ class SQLiteSessionRecorder(SQLiteRecorderSeam, StreamWrites):
             [(key,) for key in session_ids],
         )
 
+    def _insert_snapshot(
+        self, c: SQLiteCursor, snapshots: Any, row: StoredEvent
+    ) -> None:
+        sqlite_insert(snapshots, c, [row])
+
+    def _delete_snapshots_between(
+        self, c: SQLiteCursor, snapshots: Any, session_id: str, first: int, below: int
+    ) -> None:
+        c.execute(
+            f"DELETE FROM {snapshots.events_table_name} WHERE originator_id = ? "
+            "AND originator_version >= ? AND originator_version < ?",
+            (session_id, first, below),
+        )
+
     def select_events_at(
         self, originator_id: str, versions: Sequence[int]
     ) -> list[StoredEvent]:

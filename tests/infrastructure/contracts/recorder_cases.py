@@ -25,7 +25,8 @@ def versions(recorder: Any, session_id: str) -> list[int]:
 
 
 class SessionRecorderCases:
-    """``recorder`` is the application recorder of a fresh ``Sessions``."""
+    """``recorder`` is the application recorder of a fresh ``Sessions``,
+    ``snapshots`` its snapshot recorder."""
 
     def test_erase_leaves_the_tombstone_alone_and_hides_the_rows(
         self, recorder: Any
@@ -55,6 +56,20 @@ class SessionRecorderCases:
             )
         assert versions(recorder, "a") == [1, 2]
         assert versions(recorder, "b") == [1]
+
+    def test_replace_snapshot_drops_only_the_replaced_snapshots(
+        self, recorder: Any, snapshots: Any
+    ) -> None:
+        """The snapshots of the session from ``since`` up to below the new one go;
+        earlier ones and other sessions' stay (docs/persistence.md#snapshots)."""
+        snapshots.insert_events([row("a", v, "s") for v in (3, 5, 7)])
+        snapshots.insert_events([row("b", 6, "s")])
+        recorder.replace_snapshot(snapshots, row("a", 9, "s"), 5)
+        assert versions(snapshots, "a") == [3, 9]
+        assert versions(snapshots, "b") == [6]
+        with pytest.raises(IntegrityError):  # another writer's, at that version
+            recorder.replace_snapshot(snapshots, row("a", 9, "s"), 0)
+        assert versions(snapshots, "a") == [3, 9]
 
     def test_copy_stream_copies_the_rows_with_the_header_in_one_write(
         self, recorder: Any

@@ -11,20 +11,24 @@ trace and the fork start from. The views are caught up once, then the medians
 of ``--repeat`` runs of: the listing's first page, a scoped listing's first
 page and its records, the lineage trace of the chain's last session, and a
 fork of it (a new child each time). The ratio column divides each figure by
-the first size's (docs/scale.md#many-sessions).
+the first size's; the sizes take turns in each round
+(docs/scale.md#many-sessions).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import statistics
 import time
 from typing import TYPE_CHECKING, Any
+
+from psycopg.sql import SQL, Identifier
 
 from agentlog import Scope, SessionQuery
 from agentlog.application.catch_up import views_of
 from agentlog.domain.session import make_header
 from bench.base import bench_store, versions
-from bench.scope_figures import median_ms
 from tests.builders import TE, TS, U, store_directly
 
 if TYPE_CHECKING:
@@ -65,18 +69,44 @@ def sessions(count: int) -> Iterator[tuple[str, dict[str, Any], list[Envelope]]]
         parent = session_id
 
 
-def measure(app: Sessions, count: int, repeat: int) -> dict[str, float]:
+def build(app: Sessions, count: int, schema: str | None) -> None:
+    """Store ``count`` sessions, catch the views up and, on PostgreSQL, analyze
+    the tables: a server with autovacuum on (the default) keeps statistics as
+    tables grow, but the test server runs with it off, and a recursive lineage
+    query planned without statistics scans the whole view."""
     started = time.perf_counter()
     store_directly(app, sessions(count))
     stored = time.perf_counter() - started
     started = time.perf_counter()
     views_of(app).catch_up()
     caught_up = time.perf_counter() - started
+    if schema is not None:
+        analyze(schema)
     print(
         f"# {count:,} sessions: stored in {stored:.0f} s, views caught up in "
         f"{caught_up:.0f} s",
         flush=True,
     )
+
+
+def analyze(schema: str) -> None:
+    """What autovacuum would have done by now: statistics for every table."""
+    import psycopg
+
+    from tests.conftest import pg_params
+
+    with psycopg.connect(**pg_params()) as connection:
+        tables = connection.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,)
+        ).fetchall()
+        for (table,) in tables:
+            connection.execute(
+                SQL("ANALYZE {0}.{1}").format(Identifier(schema), Identifier(table))
+            )
+
+
+def operations(app: Sessions) -> dict[str, Callable[[], object]]:
+    """The timed operations on a built store (each checked once)."""
     plain = SessionQuery(app)
     scoped = plain.scoped(SCOPE)
     last = f"chain{CHAIN - 1:02d}"
@@ -87,16 +117,37 @@ def measure(app: Sessions, count: int, repeat: int) -> dict[str, float]:
     def fork() -> None:
         app.close(app.fork(last))
 
-    figures: dict[str, Callable[[], object]] = {
+    return {
         "listing, first page of 50": lambda: plain.list_summaries(50),
         "scoped listing, first page of 50": lambda: scoped.list_summaries(50),
         "scoped listing, every record": scoped.list_sessions,
         "lineage trace of a fork 9 deep": lambda: plain.trace_session(last),
         "fork of a stored session (+ close)": fork,
     }
-    for call in figures.values():
-        call()  # warm
-    return {name: median_ms(call, repeat) for name, call in figures.items()}
+
+
+def measure(stores: dict[int, Sessions], repeat: int) -> dict[int, dict[str, float]]:
+    """Medians per size; the sizes take turns, so the machine's load falls on
+    each alike."""
+    calls = {count: operations(app) for count, app in stores.items()}
+    samples: dict[int, dict[str, list[float]]] = {count: {} for count in stores}
+    # The fork goes last, in rounds of its own: a read after it would time
+    # the views catching up the child.
+    names = list(next(iter(calls.values())))
+    for phase in (names[:-1], names[-1:]):
+        for round_ in range(repeat + 1):
+            for count, named in calls.items():
+                for name in phase:
+                    started = time.perf_counter()
+                    named[name]()
+                    if round_:  # the first round warms
+                        samples[count].setdefault(name, []).append(
+                            time.perf_counter() - started
+                        )
+    return {
+        count: {name: statistics.median(v) * 1000 for name, v in named.items()}
+        for count, named in samples.items()
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -106,10 +157,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args(argv)
     print(versions())
-    results: dict[int, dict[str, float]] = {}
-    for count in [int(n) for n in args.sessions.split(",")]:
-        with bench_store(args.backend) as (app, _):
-            results[count] = measure(app, count, args.repeat)
+    with contextlib.ExitStack() as stack:
+        stores: dict[int, Sessions] = {}
+        for count in [int(n) for n in args.sessions.split(",")]:
+            app, where = stack.enter_context(bench_store(args.backend))
+            build(app, count, where if isinstance(where, str) else None)
+            stores[count] = app
+        results = measure(stores, args.repeat)
     sizes = list(results)
     first = results[sizes[0]]
     print(

@@ -88,8 +88,9 @@ def test_the_many_sessions_figures_run(backend: str) -> None:
     from bench import many_sessions
     from bench.base import bench_store
 
-    with bench_store(backend) as (app, _):
-        figures = many_sessions.measure(app, 200, repeat=1)
+    with bench_store(backend) as (app, where):
+        many_sessions.build(app, 200, where if isinstance(where, str) else None)
+        figures = many_sessions.measure({200: app}, repeat=1)[200]
     assert set(figures) == {
         "listing, first page of 50",
         "scoped listing, first page of 50",

@@ -2,9 +2,9 @@
 
 :meth:`SessionSaver.flush` is the durability checkpoint of a session; a command's
 flush settles a commit whose reply was lost by asking the store
-(:meth:`SessionSaver.flush_command`); a live snapshot is taken after a flush that
-crosses a tenth of the snapshot interval, and replaces the earlier snapshots of
-its interval (docs/persistence.md#snapshots).
+(:meth:`SessionSaver.flush_command`); a flush that crosses a tenth of the snapshot
+interval stores a snapshot, in the flush's transaction where the store allows, which
+replaces the earlier snapshots of its interval (docs/persistence.md#snapshots).
 """
 
 from __future__ import annotations
@@ -76,8 +76,10 @@ class SessionSaver:
             return
         first_version = pending[0].originator_version
         failures = app.connection_failures()
+        due = self.snapshot_due(aggregate.version, first_version - 1)
+        with_events = due and self.snapshots_with_events()
         try:
-            self._save(aggregate, pending)
+            self._save(aggregate, pending, with_snapshot=with_events)
         except SessionErasedError:
             # Erased meanwhile (by another process, or before this handle was
             # taken over): nothing is written, and the handle is done.
@@ -128,19 +130,30 @@ class SessionSaver:
             )
             raise StoreUnavailableError(unavailable_message(error)) from error
         else:
-            self.snapshot_if_due(aggregate, first_version - 1)
+            if due and not with_events:
+                self.snapshot(aggregate)
         handle.uncertain = False
         app.live.saved(handle, evict=True)
 
-    def _save(self, aggregate: Session, pending: list[Any]) -> None:
-        """``Application.save``: record and notify (:meth:`flush` snapshots after).
+    def _save(
+        self, aggregate: Session, pending: list[Any], *, with_snapshot: bool
+    ) -> None:
+        """``Application.save``: record and notify; ``with_snapshot``: with the
+        aggregate's snapshot, replacing the earlier ones of its interval, in the
+        same transaction (the recorder's ``snapshot`` keywords, as a fork's copy).
 
         The library collects (removes) the aggregate's pending events before
         recording them; if recording fails they are put back, so the next flush
         saves them exactly once (or finds them stored, see ``already_saved``).
         """
+        app = self.app
+        kwargs: dict[str, Any] = {}
+        if with_snapshot and app.snapshots is not None:
+            row = app.mapper.to_stored_event(SessionSnapshot.take(aggregate))
+            kwargs["snapshot"] = (app.snapshots.recorder, row)
+            kwargs["snapshot_since"] = self.kept_below(aggregate.version)
         try:
-            self.app.save(aggregate)
+            app.save(aggregate, **kwargs)
         except BaseException:
             aggregate.pending_events[:0] = pending
             raise
@@ -235,15 +248,28 @@ class SessionSaver:
         except AgentlogError:
             return False  # a row we cannot read (another key, corrupt) is not ours
 
-    def snapshot_if_due(self, aggregate: Session, previous_version: int) -> None:
-        """Snapshot a just stored aggregate (a flush, an import's stream insert)
-        whose rows went from ``previous_version`` past a multiple of a tenth of the
-        interval (docs/persistence.md#snapshots)."""
+    def snapshot_due(self, version: int, previous_version: int) -> bool:
+        """Whether rows stored from ``previous_version`` up to ``version`` went past
+        a multiple of a tenth of the interval (docs/persistence.md#snapshots)."""
         interval = self.app.snapshot_interval
         every = max(1, interval // SNAPSHOTS_PER_INTERVAL)
-        if interval <= 0 or aggregate.version // every == previous_version // every:
-            return
-        self.snapshot(aggregate)
+        return interval > 0 and version // every != previous_version // every
+
+    def snapshots_with_events(self) -> bool:
+        """Whether a snapshot can commit in the events' transaction: both tables
+        on one datastore (SQL stores), as a fork's copy checks."""
+        app = self.app
+        snapshots = None if app.snapshots is None else app.snapshots.recorder
+        datastore = getattr(snapshots, "datastore", None)
+        return datastore is not None and datastore is getattr(
+            app.recorder, "datastore", None
+        )
+
+    def snapshot_if_due(self, aggregate: Session, previous_version: int) -> None:
+        """Snapshot an aggregate whose rows were stored without a flush (an
+        import's stream insert) when a flush of them would have."""
+        if self.snapshot_due(aggregate.version, previous_version):
+            self.snapshot(aggregate)
 
     def take_snapshot(
         self, aggregate_id: str, version: int | None, replay: Callable[[], None]

@@ -36,7 +36,9 @@ CopyFrom = tuple[str, int]
 """``(source session id, last version)``: copy versions 2..last of the source."""
 Snapshot = tuple[Any, StoredEvent]
 """``(snapshot recorder on the same datastore, its row)``: written in the copy's
-transaction, so a fork commits once."""
+transaction, so a fork commits once, or in a flush's; with ``snapshot_since`` (a
+flush's) the session's snapshots from that version up to below the row's are
+deleted in the same transaction (docs/persistence.md#snapshots)."""
 Reseal = Callable[[StoredEvent], StoredEvent]
 """Turns a source row into the copy's row (opened with one key, sealed with
 another); without it rows are copied byte for byte in the database."""

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from agentlog.application import Sessions
+from agentlog.domain.errors import SessionConflictError
 from agentlog.domain.messages import derive_messages
 from tests.scenarios.harness import SE, SS, TE, TS, A, U, add, chunk
 
@@ -82,6 +83,26 @@ def test_one_snapshot_per_interval_is_kept_and_the_latest_is_near_the_head(
     for seq in (5, 150, 250, 399, 420):
         counter.count = 0
         assert reader.messages("long", at=seq) == derive_messages(events[: seq + 1])
+
+
+def test_a_flush_commits_its_snapshot_with_its_events(make_app: MakeApp) -> None:
+    """On a SQL store the snapshot is written in the flush's transaction: no
+    transaction of its own, and none when the flush loses a conflict."""
+    app, other = make_app(AGENTLOG_SNAPSHOT_INTERVAL="100"), make_app()
+    if not app.saver.snapshots_with_events():
+        pytest.skip("the in-memory store keeps its tables apart")
+    assert app.snapshots is not None
+    apart: list[Any] = []
+    app.recorder.replace_snapshot = lambda *args: apart.append(args)  # type: ignore[attr-defined]
+    handle = long_session(app, turns=1)  # versions 1 to 12: past 10
+    stored = app.snapshots.recorder.select_events
+    assert apart == [] and [r.originator_version for r in stored("long")] == [12]
+    add(other.get_session("long"), TS(2), U("elsewhere"))
+    other.flush(other.get_session("long"))
+    add(handle, TS(2), U("q"), SS(2, 1), *[chunk(2, 1) for _ in range(7)])
+    with pytest.raises(SessionConflictError):
+        app.flush(handle)  # 13 to 22: past 20, but lost
+    assert [r.originator_version for r in stored("long")] == [12]
 
 
 def test_cold_messages_decode_only_surface_events(make_app: MakeApp) -> None:

@@ -82,6 +82,7 @@ class SQLiteSessionRecorder(SQLiteRecorderSeam, StreamWrites):
         *,
         copy_from: CopyFrom | None = None,
         snapshot: Snapshot | None = None,
+        snapshot_since: int | None = None,
         more: More = (),
         reseal: Reseal | None = None,
         **kwargs: Any,
@@ -115,6 +116,14 @@ class SQLiteSessionRecorder(SQLiteRecorderSeam, StreamWrites):
         if snapshot is not None:
             recorder, row = snapshot
             sqlite_insert(recorder, c, [row])
+            if snapshot_since is not None:  # a flush's: it replaces those
+                self._delete_snapshots_between(
+                    c,
+                    recorder,
+                    str(row.originator_id),
+                    snapshot_since,
+                    row.originator_version,
+                )
         # Checked after the inserts: the first statement of the transaction is a
         # write, so SQLite holds the write lock and no other writer interleaves.
         for session_id, first in first_versions(stored_events).items():

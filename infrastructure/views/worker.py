@@ -31,7 +31,7 @@ from agentlog.application.projections import (
 from agentlog.application.search_hashing import TokenHashing
 from agentlog.application.search_index import SearchProjection, SearchView
 from agentlog.application.sessions import Sessions
-from agentlog.domain.errors import StoreURLError
+from agentlog.domain.errors import StoreReadOnlyError, StoreURLError
 from agentlog.infrastructure.backends import backend_named
 from agentlog.infrastructure.key_store_setup import encryption_settings, open_key_store
 
@@ -174,6 +174,22 @@ def positions(runners: Sequence[ProjectionRunner[Sessions, Any]]) -> list[ViewPo
     return out
 
 
+def check_writable(env: Mapping[str, str]) -> None:
+    """Refuse a read-only store (a standby, ``?mode=ro``) before any view opens:
+    the worker writes the views, and a standby's come from its primary."""
+    app = Sessions(env=dict(env))
+    try:
+        read_only = app.read_only
+    finally:
+        app.close()
+    if read_only:
+        msg = (
+            "a view worker writes the views, and this store is read-only: run it"
+            " against the primary (a standby's views are replayed from there)"
+        )
+        raise StoreReadOnlyError(msg)
+
+
 def run(
     env: Mapping[str, str],
     stop: Any,
@@ -184,8 +200,10 @@ def run(
 
     With ``status``, it is given the views' positions when they start, every
     ``every`` seconds (if positive) and when they stop."""
+    pairs = view_pairs(env)  # a store that cannot subscribe is refused first
+    check_writable(env)
     with ExitStack() as stack:
-        runners = start_runners(stack, view_pairs(env), env)
+        runners = start_runners(stack, pairs, env)
         if status is not None:
             status(positions(runners))
         last = time.monotonic()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import subprocess
 from typing import TYPE_CHECKING
 
 import pytest
@@ -114,3 +115,22 @@ def test_an_encrypted_store_reads_through_the_standby_with_keys_on_the_primary(
     builder.close()
     pair.wait_for_replay()
     check_reads_work_and_writes_are_refused(pair.standby(schema), session_id)
+
+
+def test_a_view_worker_pointed_at_the_standby_is_refused_in_one_line(
+    pair: Pair, schema: str
+) -> None:
+    write_store(pair.primary(schema))
+    pair.wait_for_replay()
+    ran = subprocess.run(
+        ["agentlog", "--store", pair.standby(schema), "worker", "--status-every", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ran.returncode == 1
+    refusal = ran.stderr.splitlines()[-1]
+    assert refusal.startswith(
+        "a view worker writes the views, and this store is read-only"
+    )
+    assert "Traceback" not in ran.stderr

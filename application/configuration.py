@@ -30,7 +30,21 @@ if TYPE_CHECKING:
 
 
 class ConfiguredApplication(Application[str]):
-    """An ``Application[str]`` whose store comes from agentlog's settings."""
+    """An ``Application[str]`` whose store comes from agentlog's settings.
+
+    ``Sessions`` builds on it; opened alone it is the store without the session
+    machinery (no aggregate, no event classes): what a process that only reads
+    the views needs (``agentlog ls``; see
+    :func:`~agentlog.infrastructure.store.open_views`).
+    """
+
+    name = "Sessions"
+    """The application's name: its tables (``sessions_events``…) and the views'
+    tracking positions are named after it."""
+    env: ClassVar[dict[str, str]] = {
+        "MAPPER_TOPIC": "agentlog.infrastructure.mapper:SessionMapper",
+        "IS_SNAPSHOTTING_ENABLED": "y",
+    }
 
     store_setup_topic: ClassVar[str] = (
         "agentlog.infrastructure.store_setup:SessionsSetup"

@@ -31,7 +31,7 @@ from agentlog.application.view_rows import (
 )
 from agentlog.domain.errors import EncryptionError
 from agentlog.domain.json import loads
-from agentlog.domain.title import TITLE_EVENT
+from agentlog.domain.title_text import TITLE_EVENT
 
 if TYPE_CHECKING:
     from eventsourcing.persistence import Mapper, Notification, StoredEvent

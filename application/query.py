@@ -29,10 +29,13 @@ from agentlog.application.query_models import (
 )
 from agentlog.application.store_reader import PersistenceReader, StoreReader
 from agentlog.application.summaries import (
+    SummaryRow,
+    check_window,
     decode_cursor,
-    encode_cursor,
     fold_live_row,
+    page_of,
     row_after,
+    stored_rows,
     summary_row,
 )
 from agentlog.application.surface_stream import SurfaceStream
@@ -612,39 +615,25 @@ class SessionQuery:
         ``cursor`` (the previous page's ``nextCursor``) pages in O(page);
         ``offset`` is exact too but reads ``offset`` rows of the view first.
         """
-        if type(limit) is not int or limit <= 0:
-            msg = "limit must be a positive integer"
-            raise SessionQueryError.invalid_window(msg)
-        if type(offset) is not int or offset < 0:
-            msg = "offset must be a non-negative integer"
-            raise SessionQueryError.invalid_window(msg)
+        check_window(limit, offset)
         after = None if cursor is None else decode_cursor(cursor)
         reader = self.persistence
         if isinstance(reader, StoreReader):
             rows = self._summaries_from_views(reader, limit + offset, after)
         else:
             rows = self._summaries_from_logs(after)
-        rows.sort(key=lambda row: (-row.created_at, row.id))
-        page = rows[offset : offset + limit]
-        more = len(rows) > offset + limit
-        next_cursor = encode_cursor(page[-1].created_at, page[-1].id) if more else None
-        return SessionSummaryPage(items=page, next_cursor=next_cursor)
+        return SessionSummaryPage.of(page_of(rows, limit, offset))
 
     def _summaries_from_views(
         self, reader: StoreReader, count: int, after: tuple[Number, str] | None
-    ) -> list[SessionSummary]:
+    ) -> list[SummaryRow]:
         # Only handles with unflushed events differ from their stored row; a
         # flushed live handle is its row, flagged live. So the cost follows the
         # page and the unflushed handles, never the number of live handles.
         live = {handle.id: handle for handle in self._unflushed()}
-        try:
-            reader.catch_up()
-            stored = reader.page(
-                limit=count + len(live) + 1, after=after, scope=self._scope
-            )
-            persisted = reader.rows(list(live))
-        except Exception as error:
-            raise SessionQueryError.listing_failed(error) from error
+        stored, persisted = stored_rows(
+            reader, count, after, scope=self._scope, live=list(live)
+        )
         rows = [
             summary_row(row, live=self.app.is_live(row.session_id), persisted=True)
             for row in stored
@@ -662,7 +651,7 @@ class SessionQuery:
 
     def _summaries_from_logs(
         self, after: tuple[Number, str] | None
-    ) -> list[SessionSummary]:
+    ) -> list[SummaryRow]:
         """Any other reader has no views: fold each log (exact, not fast)."""
         rows = []
         for record in self._corpus():

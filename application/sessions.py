@@ -17,8 +17,9 @@ of work (``unit_of_work``), saving (``saver``), forking
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from agentlog.application.configuration import ConfiguredApplication
 from agentlog.application.erasure import SessionEraser
 from agentlog.application.erasure_facade import ErasureFacade
 from agentlog.application.forking import fork_session
@@ -67,11 +68,7 @@ class Sessions(ErasureFacade, LiveSessionsView):
     :meth:`command` (or in a single-threaded loop with :meth:`get_session`).
     """
 
-    name = "Sessions"
-    env: ClassVar[dict[str, str]] = {
-        "MAPPER_TOPIC": "agentlog.infrastructure.mapper:SessionMapper",
-        "IS_SNAPSHOTTING_ENABLED": "y",
-    }
+    name = ConfiguredApplication.name  # the library names each subclass anew
     snapshot_class = SessionSnapshot
     SNAPSHOT_INTERVAL = "AGENTLOG_SNAPSHOT_INTERVAL"
     MAX_LIVE = "AGENTLOG_MAX_LIVE"

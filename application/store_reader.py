@@ -4,7 +4,9 @@ The spec's persistence port offers ``list() -> [header]`` and ``load(id) ->
 (header, events)``; any object with those two methods can be mounted. This one
 answers ``list`` and the per-id lookups from the materialised views (never
 reading a log) and ``load`` straight from the recorder, without taking the
-session over: reads never write.
+session over: reads never write. The listing's reads import no model: titles
+are folded by :mod:`~agentlog.domain.title` when one is asked for
+(docs/performance.md).
 """
 
 from __future__ import annotations
@@ -12,9 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from agentlog.application.catch_up import catch_up_to_read
-from agentlog.application.surface_stream import SurfaceStream, stored_surface
-from agentlog.domain.title import TitleSnapshot, fold_session_title
-from agentlog.domain.vocabulary import check_legacy
+from agentlog.domain.legacy import check_legacy
 
 if TYPE_CHECKING:
     import builtins
@@ -27,9 +27,11 @@ if TYPE_CHECKING:
     from agentlog.application.scope import Scope
     from agentlog.application.sessions import Sessions
     from agentlog.application.stored_log import StoredLog
+    from agentlog.application.surface_stream import SurfaceStream
     from agentlog.application.view_rows import ListingRow, Number
     from agentlog.domain.header import Header
     from agentlog.domain.json import Envelope
+    from agentlog.domain.title import TitleSnapshot
 
 Headers = list[dict[str, Any]]
 Log = tuple[dict[str, Any], list["Envelope"]]
@@ -126,6 +128,8 @@ class StoreReader:
 
     def title(self, session_id: str) -> TitleSnapshot | None:
         """The latest title, from the titles view (equal to folding the log)."""
+        from agentlog.domain.title import fold_session_title
+
         self.catch_up()
         row = self.views.titles.view.select_rows([session_id]).get(session_id)
         return None if row is None else fold_session_title([row.event()])
@@ -133,6 +137,8 @@ class StoreReader:
     def surface(self, session_id: str, *, at: int | None = None) -> SurfaceStream:
         """The surface from the stored state (``at``: as of that seq), its rows
         read a chunk at a time."""
+        from agentlog.application.surface_stream import stored_surface
+
         sessions = cast("Sessions", self.app)
         return stored_surface(
             sessions,

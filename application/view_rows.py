@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from agentlog.domain.title import (
+from agentlog.domain.title_text import (
     TITLE_EVENT,
     is_eligible_message,
     message_text,

@@ -71,13 +71,8 @@ if TYPE_CHECKING:
         classify,
         fold_surface,
     )
-    from agentlog.domain.title import (
-        TitleConfig,
-        TitleSnapshot,
-        fallback_title,
-        fold_session_title,
-        normalize_title,
-    )
+    from agentlog.domain.title import TitleConfig, TitleSnapshot, fold_session_title
+    from agentlog.domain.title_text import fallback_title, normalize_title
     from agentlog.domain.vocabulary import (
         CORE_TYPES,
         PAYLOAD_MODELS,
@@ -147,9 +142,9 @@ _HOMES: dict[str, str] = {
     "fold_surface": "agentlog.domain.surface",
     "TitleConfig": "agentlog.domain.title",
     "TitleSnapshot": "agentlog.domain.title",
-    "fallback_title": "agentlog.domain.title",
+    "fallback_title": "agentlog.domain.title_text",
     "fold_session_title": "agentlog.domain.title",
-    "normalize_title": "agentlog.domain.title",
+    "normalize_title": "agentlog.domain.title_text",
     "CORE_TYPES": "agentlog.domain.vocabulary",
     "PAYLOAD_MODELS": "agentlog.domain.vocabulary",
     "PLUGIN_TYPES": "agentlog.domain.vocabulary",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, ClassVar, Final
 from eventsourcing.domain import CanMutateAggregate
 
 from agentlog.domain.json import dumps
+from agentlog.domain.topics import ERASED_TOPIC
 from agentlog.domain.vocabulary import VOCABULARY
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ class Erased:
     reaches an aggregate, and a stream holding only it is a missing session.
     """
 
-    TOPIC: ClassVar[str] = "session-erased"
+    TOPIC: ClassVar[str] = ERASED_TOPIC
 
     __slots__ = ("erased_at", "originator_id", "originator_version", "reason")
 

@@ -42,6 +42,7 @@ from agentlog.domain.invariants import TurnInvariants
 from agentlog.domain.json import Envelope, NotJsonError, dumps, loads, snapshot_json
 from agentlog.domain.repair import RepairTracker
 from agentlog.domain.surface import Surface, check_intent
+from agentlog.domain.topics import HEADER_TOPIC, SNAPSHOT_TOPIC
 from agentlog.domain.vocabulary import (
     SURFACE_TYPES,
     check_legacy,
@@ -177,7 +178,7 @@ class SessionCreated(CanInitAggregate[str]):
     ``Session.__init__`` with its header.
     """
 
-    TOPIC: ClassVar[str] = "session"
+    TOPIC: ClassVar[str] = HEADER_TOPIC
     originator_topic = "agentlog.domain.session:Session"
 
     def __init__(self, originator_id: str, header: dict[str, Any]) -> None:
@@ -194,7 +195,7 @@ class SessionCreated(CanInitAggregate[str]):
 class SessionSnapshot(CanSnapshotAggregate[str]):
     """A compact snapshot of the decision state (no log, no payloads)."""
 
-    TOPIC: ClassVar[str] = "session-snapshot"
+    TOPIC: ClassVar[str] = SNAPSHOT_TOPIC
 
     def __init__(
         self, originator_id: str, originator_version: int, state: dict[str, Any]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 from pydantic import BaseModel, ValidationError
 
 from agentlog.domain.errors import PayloadError, UnsupportedSessionFormatError
+from agentlog.domain.legacy import LEGACY_SHAPES, check_legacy
 from agentlog.domain.payloads import (
     AssistantChunkPayload,
     AssistantMessagePayload,
@@ -44,10 +45,9 @@ from agentlog.domain.payloads import (
     TurnEndPayload,
     TurnStartPayload,
 )
+from agentlog.domain.topics import ERASED_TOPIC, HEADER_TOPIC, SNAPSHOT_TOPIC
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from agentlog.domain.json import Envelope, Json
 
 
@@ -147,7 +147,7 @@ CORE_TYPES: Final = frozenset(t.name for t in VOCABULARY if t.core)
 PLUGIN_TYPES: Final = frozenset(t.name for t in VOCABULARY if not t.core)
 """First-party plugin types declared here; plugin types are always log-only."""
 
-RESERVED_TYPES: Final = frozenset({"session", "session-snapshot", "session-erased"})
+RESERVED_TYPES: Final = frozenset({HEADER_TOPIC, SNAPSHOT_TOPIC, ERASED_TOPIC})
 """The stored topics of the header, of snapshots and of an erased session's
 tombstone (docs/erasure.md): never event types."""
 
@@ -262,52 +262,6 @@ def _keys_without_surrogates(value: Json) -> Json:
 
 def _valid_key(key: str) -> str:
     return key.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-
-
-# --------------------------------------------------------------------------------------
-# Refused shapes of older formats
-# (docs/persistence.md#format-versions-and-legacy-shapes)
-
-
-def _legacy_header_delta(event_type: str, data: Json) -> str | None:
-    if event_type == "request/header-delta":
-        return "request/header-delta event"
-    return None
-
-
-def _legacy_fallback_header(event_type: str, data: Json) -> str | None:
-    if (
-        event_type == "request/header"
-        and type(data) is dict
-        and data.get("reason") == "fallback"
-    ):
-        return 'request/header reason "fallback"'
-    return None
-
-
-LEGACY_SHAPES: Final[tuple[Callable[[str, Json], str | None], ...]] = (
-    _legacy_header_delta,
-    _legacy_fallback_header,
-)
-"""Refused legacy shapes: each names what it found, or None.
-
-See docs/persistence.md#format-versions-and-legacy-shapes.
-"""
-
-
-def check_legacy(session_id: str, event_type: str, data: Json, seq: int) -> None:
-    """Refuse an event in a shape of an older format, on append, load and import.
-
-    Raises :class:`~agentlog.domain.errors.UnsupportedSessionFormatError`.
-    """
-    for shape in LEGACY_SHAPES:
-        found = shape(event_type, data)
-        if found is not None:
-            msg = (
-                f'session "{session_id}" contains unsupported legacy {found} '
-                f"at seq {seq}"
-            )
-            raise UnsupportedSessionFormatError(msg)
 
 
 def json_schema() -> dict[str, dict[str, Any]]:

@@ -9,25 +9,24 @@ every copy of its rows unreadable, backups included. See docs/encryption.md.
 
 AES-GCM comes from the ``cryptography`` package (PyCA, OpenSSL underneath): its
 one-shot ``AESGCM`` takes associated data, which binds each sealed state to its
-session, version and topic, and each wrapped key to its session.
+session, version and topic, and each wrapped key to its session. It is imported
+by the first key made, not with this module: a store opened with encryption off
+(``agentlog ls``, say) never loads it (docs/performance.md).
 """
 
 from __future__ import annotations
 
 import binascii
-import hashlib
-import hmac
 import os
 import struct
 from base64 import b64decode
 from dataclasses import dataclass, field
-
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.hashes import SHA256
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from typing import TYPE_CHECKING
 
 from agentlog.domain.errors import EncryptionError
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 ENCRYPTION_ENV_VAR = "AGENTLOG_ENCRYPTION"
 MASTER_KEY_ENV_VAR = "AGENTLOG_MASTER_KEY"
@@ -102,6 +101,9 @@ def search_key(data_key: bytes) -> bytes:
     Derived, not stored: forgetting the data key forgets it, so the keyed
     hashes of an erased session's words can no longer be confirmed, not even
     from a backup with the current key store (docs/encryption.md)."""
+    from cryptography.hazmat.primitives.hashes import SHA256
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
     return HKDF(algorithm=SHA256(), length=32, salt=None, info=SEARCH_KEY_INFO).derive(
         data_key
     )
@@ -115,7 +117,26 @@ VIEW_KEY_BYTES = 32
 def keyed_hash(key: bytes, *parts: str) -> bytes:
     """HMAC-SHA-256 of the framed parts: equal inputs give equal tokens, and
     without the key a token tells nothing of its input."""
-    return hmac.digest(key, _framed(*(_text(part) for part in parts)), hashlib.sha256)
+    import hmac  # with hashlib, OpenSSL's: only for a store with encryption on
+
+    return hmac.digest(key, _framed(*(_text(part) for part in parts)), "sha256")
+
+
+def _cipher(key: bytes) -> AESGCM:
+    """AES-GCM under ``key`` (the ``cryptography`` package, imported here)."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    return AESGCM(key)
+
+
+def _refused() -> tuple[type[Exception], ...]:
+    """What a failed open raises: a wrong key or tag, or a truncated nonce.
+
+    Called only while an error propagates (an ``except`` clause's expression).
+    """
+    from cryptography.exceptions import InvalidTag
+
+    return (InvalidTag, ValueError)
 
 
 class DataKey:
@@ -124,11 +145,11 @@ class DataKey:
     __slots__ = ("_aead",)
 
     def __init__(self, key: bytes) -> None:
-        self._aead = AESGCM(key)
+        self._aead = _cipher(key)
 
     @staticmethod
     def generate() -> bytes:
-        return AESGCM.generate_key(bit_length=DATA_KEY_BYTES * 8)
+        return os.urandom(DATA_KEY_BYTES)
 
     def seal(self, context: bytes, plain: bytes) -> bytes:
         nonce = os.urandom(NONCE_BYTES)
@@ -140,7 +161,7 @@ class DataKey:
         nonce = sealed[start : start + NONCE_BYTES]
         try:
             return self._aead.decrypt(nonce, sealed[start + NONCE_BYTES :], context)
-        except (InvalidTag, ValueError):
+        except _refused():
             msg = "the sealed state does not open with its session's key"
             raise ValueError(msg) from None
 
@@ -157,7 +178,7 @@ class MasterKey:
         if len(key) not in KEY_SIZES:
             msg = "the master key must be 16, 24 or 32 bytes"
             raise EncryptionError(msg)
-        self._aead = AESGCM(key)
+        self._aead = _cipher(key)
 
     @classmethod
     def from_base64(
@@ -189,7 +210,7 @@ class MasterKey:
             return self._aead.decrypt(
                 wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:], _key_context(session_id)
             )
-        except (InvalidTag, ValueError):  # ValueError: a truncated nonce
+        except _refused():
             msg = (
                 f'the data key of session "{session_id}" does not open with the '
                 "master key"
@@ -205,7 +226,7 @@ class MasterKey:
             return self._aead.decrypt(
                 wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:], VIEW_KEY_CONTEXT
             )
-        except (InvalidTag, ValueError):
+        except _refused():
             msg = "the view key of the key store does not open with the master key"
             raise EncryptionError(msg) from None
 
@@ -219,7 +240,7 @@ class MasterKey:
             self._aead.decrypt(
                 check_value[:NONCE_BYTES], check_value[NONCE_BYTES:], CHECK_CONTEXT
             )
-        except (InvalidTag, ValueError):
+        except _refused():
             return False
         return True
 

@@ -14,9 +14,10 @@ session, version and topic, so the mapper is the one place that opens a row.
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from eventsourcing.persistence import Mapper, StoredEvent
 
@@ -26,22 +27,45 @@ from agentlog.domain.errors import (
     EncryptionError,
     SessionKeyForgottenError,
 )
-from agentlog.domain.events import Erased, SessionEvent, build_event
 from agentlog.domain.json import dumps, loads
-from agentlog.domain.session import SessionCreated, SessionSnapshot
+from agentlog.domain.topics import ERASED_TOPIC, HEADER_TOPIC, SNAPSHOT_TOPIC
 from agentlog.infrastructure.crypto import is_sealed, row_context
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from eventsourcing.domain import DomainEventProtocol
 
+    from agentlog.domain.events import Erased, SessionEvent
     from agentlog.domain.json import Envelope
+    from agentlog.domain.session import SessionCreated, SessionSnapshot
     from agentlog.infrastructure.keystore import KeyStore
 
 logger = logging.getLogger(__name__)
 
-HEADER_TOPIC = SessionCreated.TOPIC
-SNAPSHOT_TOPIC = SessionSnapshot.TOPIC
-ERASED_TOPIC = Erased.TOPIC
+
+class _EventClasses(NamedTuple):
+    event: type[SessionEvent]
+    created: type[SessionCreated]
+    snapshot: type[SessionSnapshot]
+    erased: type[Erased]
+    build: Callable[[str, Envelope, bytes | None], SessionEvent]
+
+
+@functools.cache
+def _classes() -> _EventClasses:
+    """The domain's event classes, imported by the first row mapped.
+
+    The event classes bring the vocabulary and its payload models: a process
+    that only reads the views (``agentlog ls``) maps no row and never loads
+    them, while a writer has them already (``Sessions`` imports the aggregate).
+    """
+    from agentlog.domain.events import Erased, SessionEvent, build_event
+    from agentlog.domain.session import SessionCreated, SessionSnapshot
+
+    return _EventClasses(
+        SessionEvent, SessionCreated, SessionSnapshot, Erased, build_event
+    )
 
 
 class SessionMapper(Mapper[str]):
@@ -66,13 +90,14 @@ class SessionMapper(Mapper[str]):
     @staticmethod
     def plain_state(domain_event: DomainEventProtocol[str]) -> tuple[str, bytes]:
         """The row's topic and its plain state (the log line, or the snapshot)."""
-        if isinstance(domain_event, SessionEvent):
+        classes = _classes()
+        if isinstance(domain_event, classes.event):
             return domain_event.topic, domain_event.encoded
-        if isinstance(domain_event, SessionCreated):
+        if isinstance(domain_event, classes.created):
             return HEADER_TOPIC, domain_event.encoded
-        if isinstance(domain_event, SessionSnapshot):
+        if isinstance(domain_event, classes.snapshot):
             return SNAPSHOT_TOPIC, dumps(domain_event.state)
-        if isinstance(domain_event, Erased):
+        if isinstance(domain_event, classes.erased):
             return ERASED_TOPIC, dumps(domain_event.state)
         msg = f"agentlog cannot store {type(domain_event).__qualname__} events"
         raise TypeError(msg)
@@ -86,14 +111,15 @@ class SessionMapper(Mapper[str]):
         # else is. A header topic further on, or a snapshot topic whose state is an
         # envelope, is an event of that type (written before such names were
         # refused); reading it as a header or a snapshot would break the replay.
+        classes = _classes()
         if version == 1:
-            return SessionCreated(session_id, self.check_header(stored_event, value))
+            return classes.created(session_id, self.check_header(stored_event, value))
         if stored_event.topic == SNAPSHOT_TOPIC and is_snapshot_state(value):
-            return SessionSnapshot(session_id, version, value)
-        if stored_event.topic == ERASED_TOPIC and Erased.is_state(value):
-            return Erased.from_state(version, value)
+            return classes.snapshot(session_id, version, value)
+        if stored_event.topic == ERASED_TOPIC and classes.erased.is_state(value):
+            return classes.erased.from_state(version, value)
         self.check_envelope(stored_event, value)
-        return build_event(session_id, value, plain)
+        return classes.build(session_id, value, plain)
 
     def encode_state(self, state: bytes) -> bytes:
         """Compress, then encrypt with the library's cipher (if configured)."""

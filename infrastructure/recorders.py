@@ -30,7 +30,7 @@ from typing import Any
 from eventsourcing.persistence import ApplicationRecorder, StoredEvent
 
 from agentlog.domain.errors import SessionErasedError
-from agentlog.domain.events import Erased
+from agentlog.domain.topics import ERASED_TOPIC
 
 CopyFrom = tuple[str, int]
 """``(source session id, last version)``: copy versions 2..last of the source."""
@@ -48,7 +48,6 @@ import checks and maps one batch while the previous ones wait uncommitted)."""
 
 BATCH = 500
 """Versions per statement: far below SQLite's bound on host parameters."""
-ERASED_TOPIC = Erased.TOPIC
 Purge = Callable[[Any], None]
 """Deletes the erased sessions' view rows, given the erase transaction's cursor
 (``None`` in memory)."""

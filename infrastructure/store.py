@@ -26,6 +26,7 @@ from agentlog.infrastructure.store_url import (
 )
 
 if TYPE_CHECKING:
+    from agentlog.application.configuration import ConfiguredApplication
     from agentlog.application.sessions import Sessions
 
 
@@ -65,6 +66,39 @@ def open_sessions(
     if not create:
         check_store_exists(config)
     return Sessions(env=env or None, store=url, invariants=invariants)
+
+
+def open_views(url: str | None = None, *, create: bool = True) -> ConfiguredApplication:
+    """The store a URL names, opened to read its views (the listing), not to write.
+
+    Not a ``Sessions``: without the aggregate and its event classes, a process
+    that only lists imports neither them nor pydantic (``agentlog ls``,
+    docs/performance.md); views that are behind still catch up. Like every
+    open, it first finishes an erase whose after-commit work was left pending
+    (docs/erasure.md): when one is, or the store cannot say, this is the
+    ``Sessions`` of :func:`open_sessions`, whose opening finishes it.
+    """
+    from agentlog.application.configuration import ConfiguredApplication
+
+    url = url or os.environ.get(STORE_ENV_VAR)
+    if url is not None and not create:
+        check_store_exists(parse_store_url(url))
+    app = ConfiguredApplication(store=url)
+    if app.read_only or not _erase_pending(app):
+        return app
+    app.close()
+    return open_sessions(url, create=create)
+
+
+def _erase_pending(app: ConfiguredApplication) -> bool:
+    """Whether an erase left work pending (or the store cannot tell)."""
+    pending = getattr(app.recorder, "erase_pending", None)
+    if pending is None:
+        return False
+    try:
+        return bool(pending(1))
+    except Exception:  # Sessions' own resume logs what it was
+        return True
 
 
 def migrate(url: str) -> list[str]:
@@ -119,6 +153,7 @@ __all__ = [
     "mask_url",
     "migrate",
     "open_sessions",
+    "open_views",
     "parse_store_url",
     "rebuild_views",
     "store_url_from_environment",

@@ -28,7 +28,7 @@ COMMANDS: dict[str, Command] = {
         "Run a scripted agent session end to end, then show what was stored.",
     ),
     "ls": Command(
-        "agentlog.infrastructure.cli.reads",
+        "agentlog.infrastructure.cli.listing",
         "Read",
         "List sessions, newest first.",
     ),

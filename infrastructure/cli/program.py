@@ -24,7 +24,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -49,10 +49,12 @@ from agentlog.infrastructure.store import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
+    from agentlog.application.configuration import ConfiguredApplication
     from agentlog.application.sessions import Sessions
     from agentlog.domain.json import Json
     from agentlog.infrastructure.cli.storage import StoredCheck
 
+App = TypeVar("App", bound="ConfiguredApplication")
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 _BREAKS = re.compile(r"\s*\n\s*")
@@ -233,12 +235,34 @@ def opened(
     store is closed without flushing; a write passes ``stored``, which a fresh
     connection runs to say exactly what was committed before the signal.
     """
-    from agentlog.infrastructure.cli.storage import abandon, open_store
+    from agentlog.infrastructure.cli.storage import open_store
+
+    with _opened(ctx, lambda url: open_store(url, create=create), stored) as app:
+        yield app
+
+
+@contextlib.contextmanager
+def opened_views(ctx: click.Context) -> Iterator[ConfiguredApplication]:
+    """The store of ``--store`` for a command that reads only its views (``ls``):
+    opened without the session machinery, closed after it (see :func:`opened`).
+    """
+    from agentlog.infrastructure.cli.storage import open_store_views
+
+    with _opened(ctx, open_store_views, None) as app:
+        yield app
+
+
+@contextlib.contextmanager
+def _opened(
+    ctx: click.Context, open_app: Callable[[str], App], stored: StoredCheck | None
+) -> Iterator[App]:
+    """``open_app(url)`` for one command: errors one line, stops exit 130."""
+    from agentlog.infrastructure.cli.storage import abandon
 
     url = state_of(ctx).store_url
     try:
         with reported():
-            app = open_store(url, create=create)
+            app = open_app(url)
             try:
                 yield app
             except BaseException:

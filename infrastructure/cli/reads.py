@@ -1,15 +1,14 @@
-"""The read commands: listing, one session, its messages, surface, events, traces.
+"""The read commands: one session, its messages, surface, events, traces.
 
 Each reads through :class:`~agentlog.application.query.SessionQuery` (``messages``
 through
 :meth:`Sessions.messages`); reading never writes. ``--json`` prints the read's
 model with the spec's field names; otherwise :mod:`~agentlog.infrastructure.cli.render`
-draws it.
+draws it. The listing (``ls``) is :mod:`~agentlog.infrastructure.cli.listing`.
 """
 
 from __future__ import annotations
 
-import shlex
 from typing import TYPE_CHECKING, Any, get_args
 
 import click
@@ -17,13 +16,12 @@ import click
 from agentlog.application.query import DEFAULT_READ_WINDOW_MAX, SessionQuery
 from agentlog.application.query_models import SurfaceClass
 from agentlog.infrastructure.cli.console import out, say
+from agentlog.infrastructure.cli.listing import LIMIT_MAX, next_page_command
 from agentlog.infrastructure.cli.program import (
     SEQ_MAX,
     cli,
     emit_json,
     emit_json_stream,
-    encodable_parameter,
-    fail,
     json_option,
     opened,
     seq_argument,
@@ -39,19 +37,14 @@ from agentlog.infrastructure.cli.render import (
     lineage_view,
     messages_view,
     replacement_notes,
-    summaries_table,
     window_view,
 )
-from agentlog.infrastructure.cli.terminal import mask_secrets
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from agentlog.application.scope import ScopedSessionQuery
     from agentlog.domain.json import Json
 
-LIMIT_MAX = 10_000
-"""The most rows one listing page holds; more pages follow with ``--cursor``."""
 SHOW_PAGE = 500
 """The rows ``show`` prints before its more: line (a run of chunks is one row)."""
 SURFACES = get_args(SurfaceClass)
@@ -74,95 +67,6 @@ def neighbours_option(flag: str, side: str) -> Callable[[Any], Any]:
         show_default=True,
         help=f"Events {side} it (0 to {WINDOW_MAX}).",
     )
-
-
-def next_page_command(ctx: click.Context, *options: str) -> str:
-    """The command that prints the next page, run as printed: the same store
-    (when one was named; a password in it is masked), then ``options`` (the
-    page size, the filters and where the next page starts)."""
-    words = ["agentlog"]
-    store = ctx.parent.params.get("store") if ctx.parent is not None else None
-    if store:
-        words += ["--store", mask_secrets(store)]
-    words += [*ctx.command_path.split()[1:], *options]
-    return shlex.join(words)
-
-
-def filter_options(**values: str | None) -> list[str]:
-    """``--name value`` for each filter given, in order (a next-page hint's)."""
-    words: list[str] = []
-    for name, value in values.items():
-        if value is not None:
-            words += [f"--{name}", value]
-    return words
-
-
-@cli.command("ls")
-@click.option(
-    "--limit",
-    type=click.IntRange(1, LIMIT_MAX),
-    default=50,
-    show_default=True,
-    help=f"Rows per page (1 to {LIMIT_MAX}; --cursor pages on).",
-)
-@click.option("--cursor", help="The nextCursor of a previous page.")
-@click.option(
-    "--cwd",
-    metavar="P",
-    callback=encodable_parameter,
-    help="Only the sessions whose cwd is exactly P.",
-)
-@click.option(
-    "--owner",
-    metavar="O",
-    callback=encodable_parameter,
-    help="Only the sessions of owner O.",
-)
-@json_option
-@click.pass_context
-def list_command(
-    ctx: click.Context,
-    limit: int,
-    cursor: str | None,
-    cwd: str | None,
-    owner: str | None,
-    as_json: bool,
-) -> None:
-    """List sessions, newest first."""
-    with opened(ctx) as app:
-        query: SessionQuery | ScopedSessionQuery = SessionQuery(app)
-        if cwd is not None or owner is not None:
-            from agentlog.application.scope import ANY, Scope
-
-            query = SessionQuery(app).scoped(
-                Scope(
-                    cwd=ANY if cwd is None else cwd,
-                    owner=ANY if owner is None else owner,
-                )
-            )
-        try:
-            page = query.list_summaries(limit, cursor=cursor)
-        except ValueError as error:
-            raise fail(str(error)) from None
-    if as_json:
-        emit_json(page.to_json())
-        return
-    if not page.items:
-        filtered = cwd is not None or owner is not None
-        empty = "no sessions yet; try: agentlog demo"
-        out.print("no sessions match --cwd/--owner" if filtered else empty)
-        return
-    out.print(summaries_table(page.items, "Sessions"))
-    if page.next_cursor:
-        following = next_page_command(
-            ctx,
-            "--limit",
-            str(limit),
-            *filter_options(cwd=cwd, owner=owner),
-            "--cursor",
-            page.next_cursor,
-        )
-        say(out, f"more: {following}", style="dim")
 
 
 @cli.command()

@@ -24,7 +24,6 @@ from rich.text import Text
 from rich.tree import Tree
 
 from agentlog.domain.json import dumps
-from agentlog.domain.surface import fold_surface
 from agentlog.infrastructure.cli.terminal import printable
 
 if TYPE_CHECKING:
@@ -38,6 +37,7 @@ if TYPE_CHECKING:
         SessionRecord,
         SessionSummary,
     )
+    from agentlog.application.summaries import SummaryRow
     from agentlog.domain.json import Envelope
     from agentlog.domain.title import TitleSnapshot
 
@@ -217,6 +217,8 @@ def _describe_todos(todos: object) -> str:
 
 def replacement_notes(events: Sequence[Envelope]) -> dict[int, str]:
     """``replaced by N`` for every shadowed event (the log is already validated)."""
+    from agentlog.domain.surface import fold_surface  # not the listing's
+
     return {
         seq: f"replaced by {replacement.seq}"
         for replacement in fold_surface(events).replacements
@@ -415,7 +417,7 @@ class SummariesTable:
     OVERHEAD = 13
     """Cell padding and the table's edges for four columns (``SIMPLE_HEAD``)."""
 
-    def __init__(self, rows: Sequence[SessionSummary], title: str) -> None:
+    def __init__(self, rows: Sequence[SessionSummary | SummaryRow], title: str) -> None:
         self.rows = rows
         self.title = title
 
@@ -459,7 +461,9 @@ class SummariesTable:
         yield table
 
 
-def summaries_table(rows: Sequence[SessionSummary], title: str) -> SummariesTable:
+def summaries_table(
+    rows: Sequence[SessionSummary | SummaryRow], title: str
+) -> SummariesTable:
     """The listing as a renderable that keeps every column at any width."""
     return SummariesTable(rows, title)
 

@@ -12,12 +12,18 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, TypeAlias
 
+from agentlog.application.live_view import LiveSessionsView
 from agentlog.domain.errors import StoreNotFoundError
-from agentlog.infrastructure.store import open_sessions, parse_store_url
+from agentlog.infrastructure.store import (
+    open_sessions,
+    open_views,
+    parse_store_url,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from agentlog.application.configuration import ConfiguredApplication
     from agentlog.application.sessions import Sessions
     from agentlog.infrastructure.store_url import StoreConfig
 
@@ -37,14 +43,24 @@ def open_store(url: str, *, create: bool) -> Sessions:
         raise StoreNotFoundError(f"{error} {CREATES}") from error
 
 
+def open_store_views(url: str) -> ConfiguredApplication:
+    """The store of ``url`` for reading its views only; it must exist."""
+    try:
+        _check_postgres_store(parse_store_url(url))
+        return open_views(url, create=False)
+    except StoreNotFoundError as error:
+        raise StoreNotFoundError(f"{error} {CREATES}") from error
+
+
 def _check_postgres_store(config: StoreConfig) -> None:
     """A PostgreSQL store exists when its schema holds the events table."""
     if config.env.get("PERSISTENCE_MODULE") != "eventsourcing.postgres":
         return
-    from agentlog.application.sessions import Sessions
+    from agentlog.application.configuration import ConfiguredApplication
     from agentlog.infrastructure.backends.postgres.connection import connect
 
-    table = f'"{config.schema or "public"}"."{Sessions.name.lower()}_events"'
+    name = ConfiguredApplication.name.lower()
+    table = f'"{config.schema or "public"}"."{name}_events"'
     with connect(config.env) as connection:
         row = connection.execute("SELECT to_regclass(%s)", (table,)).fetchone()
     if row is None or row[0] is None:
@@ -52,10 +68,11 @@ def _check_postgres_store(config: StoreConfig) -> None:
         raise StoreNotFoundError(msg)
 
 
-def abandon(app: Sessions) -> None:
+def abandon(app: ConfiguredApplication) -> None:
     """Close ``app`` without saving anything still pending in its live sessions."""
-    for handle in app.live_sessions():
-        handle.stale = True
+    if isinstance(app, LiveSessionsView):
+        for handle in app.live_sessions():
+            handle.stale = True
     # The store may be what failed; closing it must not hide the first error.
     with contextlib.suppress(Exception):
         app.close()

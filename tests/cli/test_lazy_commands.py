@@ -59,4 +59,5 @@ def test_help_and_ls_import_no_command_they_do_not_run() -> None:
     assert "agentlog.infrastructure.cli.mcp" not in loaded
     assert "agentlog.infrastructure.cli.serve" not in loaded
     assert "agentlog.infrastructure.cli.demo" not in loaded
-    assert "agentlog.infrastructure.cli.reads" in loaded
+    assert "agentlog.infrastructure.cli.reads" not in loaded  # show's, not ls's
+    assert "agentlog.infrastructure.cli.listing" in loaded

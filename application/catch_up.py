@@ -18,13 +18,10 @@ from eventsourcing.persistence import IntegrityError, Tracking
 
 from agentlog.application.ports import view_classes_for
 from agentlog.application.projections import (
-    LineageProjection,
     LineageView,
-    ListingProjection,
     ListingView,
-    SessionProjection,
-    TitleProjection,
     TitleView,
+    View,
     decode_notification,
 )
 from agentlog.application.store_errors import (
@@ -37,6 +34,12 @@ if TYPE_CHECKING:
     from eventsourcing.application import Application
 
     from agentlog.application.ports import ViewClasses
+    from agentlog.application.session_projections import (
+        LineageProjection,
+        ListingProjection,
+        SessionProjection,
+        TitleProjection,
+    )
     from agentlog.application.view_rows import ProjectedEvent
 
 
@@ -81,6 +84,11 @@ class SessionViews:
     ``catch_up()`` reads the notification log after the lowest view position and
     feeds each projection the part it has not seen, a page per transaction. A
     read calls it first, so a caller always reads its own flushed writes.
+
+    The views are opened at once; their projections (``listing``, ``titles``,
+    ``lineage``) are built when first used, which a read of views that are
+    already current never does: the library's projection module is not
+    imported (``agentlog ls``, docs/performance.md).
     """
 
     PAGE_SIZE = 1000
@@ -91,24 +99,53 @@ class SessionViews:
         classes = classes or view_classes_for(app.factory)
         self._app = weakref.ref(app)
         factory = app.factory
-        self.listing = ListingProjection(
-            cast("ListingView", factory.tracking_recorder(classes.listing))
+        self.listing_view = cast(
+            "ListingView", factory.tracking_recorder(classes.listing)
         )
-        self.titles = TitleProjection(
-            cast("TitleView", factory.tracking_recorder(classes.titles))
+        self.titles_view = cast("TitleView", factory.tracking_recorder(classes.titles))
+        self.lineage_view = cast(
+            "LineageView", factory.tracking_recorder(classes.lineage)
         )
-        self.lineage = LineageProjection(
-            cast("LineageView", factory.tracking_recorder(classes.lineage))
+        self.views: tuple[View[Any], ...] = (
+            self.listing_view,
+            self.titles_view,
+            self.lineage_view,
         )
-        self.projections: tuple[SessionProjection[Any], ...] = (
-            self.listing,
-            self.titles,
-            self.lineage,
-        )
-        self._positions: dict[SessionProjection[Any], int] = {}
+        self._projections: tuple[SessionProjection[Any], ...] = ()
+        self._positions: dict[View[Any], int] = {}
         self._lock = threading.RLock()
         self.processed = 0
         """Notifications read by ``catch_up`` in this process (for tests and stats)."""
+
+    @property
+    def projections(self) -> tuple[SessionProjection[Any], ...]:
+        """The projection of each view, in the order of ``views``."""
+        with self._lock:
+            if not self._projections:
+                from agentlog.application.session_projections import (
+                    LineageProjection,
+                    ListingProjection,
+                    TitleProjection,
+                )
+
+                self._projections = (
+                    ListingProjection(self.listing_view),
+                    TitleProjection(self.titles_view),
+                    LineageProjection(self.lineage_view),
+                )
+            return self._projections
+
+    @property
+    def listing(self) -> ListingProjection:
+        return cast("ListingProjection", self.projections[0])
+
+    @property
+    def titles(self) -> TitleProjection:
+        return cast("TitleProjection", self.projections[1])
+
+    @property
+    def lineage(self) -> LineageProjection:
+        return cast("LineageProjection", self.projections[2])
 
     @property
     def app(self) -> Application[Any]:
@@ -125,7 +162,7 @@ class SessionViews:
             top = app.recorder.max_notification_id() or 0
             if self._positions and min(self._positions.values()) >= top:
                 return 0
-            positions = {p: self._position(p) for p in self.projections}
+            positions = {view: self._position(view) for view in self.views}
             read = 0
             while (start := min(positions.values())) < top:
                 page = app.recorder.select_notifications(
@@ -137,22 +174,23 @@ class SessionViews:
                 decoded = [(n.id, decode_notification(app.mapper, n)) for n in page]
                 last = page[-1].id
                 for projection in self.projections:
-                    if positions[projection] >= last:
+                    view = projection.view
+                    if positions[view] >= last:
                         continue
                     events = [
                         event
                         for number, event in decoded
-                        if number > positions[projection] and event is not None
+                        if number > positions[view] and event is not None
                     ]
-                    positions[projection] = self._process(projection, events, last)
+                    positions[view] = self._process(projection, events, last)
             self._positions = positions
             self.processed += read
             if read:
                 logger.debug("views caught up: %d notification(s) to %d", read, top)
             return read
 
-    def _position(self, projection: SessionProjection[Any]) -> int:
-        return projection.view.max_tracking_id(self.app.name) or 0
+    def _position(self, view: View[Any]) -> int:
+        return view.max_tracking_id(self.app.name) or 0
 
     def _process(
         self,
@@ -172,7 +210,7 @@ class SessionViews:
             )
             # Another process (a ProjectionRunner) recorded this position first;
             # its transaction holds the same changes, ours rolled back.
-        position = self._position(projection)
+        position = self._position(projection.view)
         if position < last:
             msg = f"view {projection.name} could not record position {last}"
             raise IntegrityError(msg)
@@ -181,8 +219,8 @@ class SessionViews:
     def rebuild(self) -> int:
         """Drop every view and fold the whole log again from position 0."""
         with self._lock:
-            for projection in self.projections:
-                projection.view.clear(self.app.name)
+            for view in self.views:
+                view.clear(self.app.name)
             self._positions = {}
             return self.catch_up()
 

@@ -310,7 +310,7 @@ class SessionEraser:
         """The stored subtree below ``session_id`` (the lineage view, caught up)."""
         views = views_of(self.app)
         views.catch_up()
-        rows = views.lineage.view.select_subtree(session_id)
+        rows = views.lineage_view.select_subtree(session_id)
         return sorted({row.session_id for row in rows} - {session_id})
 
     def _last_versions(self, ids: Sequence[str]) -> dict[str, int]:
@@ -335,7 +335,7 @@ class SessionEraser:
             for session_id, last in sorted(lasts.items())
         ]
         ids = [t.originator_id for t in tombstones]
-        views = [p.view for p in views_of(app).projections]
+        views = list(views_of(app).views)
         index = search_index_of(app)
         if index is not None:
             views.append(index.search.view)
@@ -497,7 +497,7 @@ class SessionEraser:
         """Stored sessions last written before ``cutoff``: id -> expected version."""
         views = views_of(self.app)
         views.catch_up()
-        listing = views.listing.view
+        listing = views.listing_view
         found: dict[str, int] = {}
         after = None
         while True:

@@ -1,10 +1,14 @@
-"""The projections of the session log into views, and the view interfaces.
+"""The view interfaces of the session log's projections, and decoding its rows.
 
 Each view is a table of rows keyed by session id, kept by a library
-:class:`~eventsourcing.projection.Projection`; a view change and its tracking
-position commit in one transaction, so every notification counts exactly once.
-The row folds live in ``view_rows``; the backend classes in
+:class:`~eventsourcing.projection.Projection`
+(:mod:`~agentlog.application.session_projections`); a view change and its
+tracking position commit in one transaction, so every notification counts exactly
+once. The row folds live in ``view_rows``; the backend classes in
 ``agentlog.infrastructure.views``; the pull loop that drives them in ``catch_up``.
+The projections are a module of their own because the library's projection module
+costs milliseconds to import, and a read whose views are current needs only the
+views (``agentlog ls``, docs/performance.md).
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from eventsourcing.persistence import Tracking, TrackingRecorder
-from eventsourcing.projection import Projection
 
 from agentlog.application.view_rows import (
     ERASED_TYPE,
@@ -25,13 +28,9 @@ from agentlog.application.view_rows import (
     Number,
     ProjectedEvent,
     TitleRow,
-    fold_lineage,
-    fold_listing,
-    fold_title,
 )
 from agentlog.domain.errors import EncryptionError
 from agentlog.domain.json import loads
-from agentlog.domain.title_text import TITLE_EVENT
 
 if TYPE_CHECKING:
     from eventsourcing.persistence import Mapper, Notification, StoredEvent
@@ -244,87 +243,3 @@ class LineageView(View[LineageRow], ABC):
     @abstractmethod
     def select_ancestry(self, session_id: str) -> list[LineageRow]:
         """The row of ``session_id`` and its stored ancestors, in one read."""
-
-
-# -------------------------------------------------------------- projections
-
-TView = TypeVar("TView", bound=View[Any])
-
-
-class SessionProjection(Projection[TView], ABC, Generic[TView]):
-    """Folds log lines into a view's rows; one batch is one transaction."""
-
-    @abstractmethod
-    def fold(self, row: Any, events: list[ProjectedEvent], session_id: str) -> Any:
-        """The new row after one session's events in this batch, or ``None``."""
-
-    def relevant(self, event: ProjectedEvent) -> bool:
-        return True
-
-    def process_event(self, domain_event: Any, tracking: Tracking) -> None:
-        event = projected_event(domain_event)
-        self.process_batch([] if event is None else [event], tracking)
-
-    def process_batch(
-        self, events: Sequence[ProjectedEvent], tracking: Tracking
-    ) -> bool:
-        """Apply events up to ``tracking``; False if that position was already done."""
-        by_session, erased = split_erased(events, self.relevant)
-
-        def merge(rows: dict[str, Any]) -> list[Any]:
-            changed = (
-                self._fold_isolated(rows.get(key), batch, key)
-                for key, batch in by_session.items()
-            )
-            return [row for row in changed if row is not None]
-
-        return self.view.save(by_session.keys(), merge, tracking, erased)
-
-    def _fold_isolated(
-        self, row: Any, events: list[ProjectedEvent], session_id: str
-    ) -> Any:
-        """``fold``, but a session it cannot fold keeps its row (and is logged).
-
-        The batch holds other sessions' events: one session's data must never
-        stop the views, and with them the reads of every other session.
-        """
-        try:
-            return self.fold(row, events, session_id)
-        except Exception:
-            log.exception("view %s skips session %r", self.name, session_id)
-            return None
-
-
-class ListingProjection(SessionProjection[ListingView]):
-    """Header fields, title, first prompt, times and event count per session."""
-
-    name = "agentlog_listing"
-
-    def fold(self, row: Any, events: list[ProjectedEvent], session_id: str) -> Any:
-        return fold_listing(row, events, session_id)
-
-
-class TitleProjection(SessionProjection[TitleView]):
-    """The latest ``session/title`` event per session."""
-
-    name = "agentlog_titles"
-    topics = (TITLE_EVENT, ERASED_TYPE)  # a runner is sent only these
-
-    def relevant(self, event: ProjectedEvent) -> bool:
-        return event.type == TITLE_EVENT
-
-    def fold(self, row: Any, events: list[ProjectedEvent], session_id: str) -> Any:
-        return fold_title(row, events, session_id)
-
-
-class LineageProjection(SessionProjection[LineageView]):
-    """Parent links from the created events."""
-
-    name = "agentlog_lineage"
-    topics = (HEADER_TYPE, ERASED_TYPE)
-
-    def relevant(self, event: ProjectedEvent) -> bool:
-        return event.type == HEADER_TYPE
-
-    def fold(self, row: Any, events: list[ProjectedEvent], session_id: str) -> Any:
-        return fold_lineage(row, events, session_id)

@@ -476,7 +476,7 @@ class ContentSearch:
             assert isinstance(reader, StoreReader)
             try:
                 reader.catch_up()
-                rows = reader.views.titles.view.select_rows(stored)
+                rows = reader.views.titles_view.select_rows(stored)
             except Exception as error:
                 raise SessionQueryError.listing_failed(error) from error
             for key in stored:

@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from agentlog.application.catch_up import SessionViews
 from agentlog.application.ports import backend_of
-from agentlog.application.projections import SessionProjection, View, split_erased
+from agentlog.application.projections import View, split_erased
 from agentlog.application.search_hashing import TokenHashing
+from agentlog.application.session_projections import SessionProjection
 from agentlog.application.store_errors import store_errors
 from agentlog.application.view_rows import HEADER_TYPE
 from agentlog.domain.search_text import SearchDocument, SurfaceClass, document_text
@@ -430,7 +431,8 @@ class SearchIndex(SessionViews):
         keys = cast("Sessions", app).key_store
         view.hashing = None if keys is None else TokenHashing(keys)
         self.search = SearchProjection(view)
-        self.projections = (self.search,)
+        self.views = (view,)
+        self._projections = (self.search,)
         self._positions = {}
         self._lock = threading.RLock()
         self.processed = 0

@@ -61,7 +61,7 @@ class StoreReader:
         """Every listed header; with ``scope``, those it admits, selected in the
         view's query (docs/scope.md#enforced-in-the-query)."""
         self.catch_up()
-        headers = self.views.listing.view.select_headers(scope=scope)
+        headers = self.views.listing_view.select_headers(scope=scope)
         if scope is None:
             return headers
         return [header for header in headers if scope.admits(header)]
@@ -81,11 +81,11 @@ class StoreReader:
     def row(self, session_id: str, *, catch_up: bool = True) -> ListingRow | None:
         if catch_up:
             self.catch_up()
-        row = self.views.listing.view.select_rows([session_id]).get(session_id)
+        row = self.views.listing_view.select_rows([session_id]).get(session_id)
         return row if row is not None and row.header is not None else None
 
     def rows(self, session_ids: Sequence[str]) -> dict[str, ListingRow]:
-        found = self.views.listing.view.select_rows(session_ids)
+        found = self.views.listing_view.select_rows(session_ids)
         return {key: row for key, row in found.items() if row.header is not None}
 
     def page(
@@ -101,7 +101,7 @@ class StoreReader:
         checked by the exact rule, and a row that fails it (a header value of
         another type, which the view stores as NULL) is replaced by reading on.
         """
-        view = self.views.listing.view
+        view = self.views.listing_view
         rows = view.select_page(limit=limit, after=after, scope=scope)
         if scope is None:
             return rows
@@ -117,12 +117,12 @@ class StoreReader:
     def children(self, session_id: str) -> Headers:
         """Headers of the sessions whose parent is ``session_id`` (lineage view)."""
         return [
-            row.header for row in self.views.lineage.view.select_children(session_id)
+            row.header for row in self.views.lineage_view.select_children(session_id)
         ]
 
     def lineage(self, session_id: str) -> tuple[Headers, Headers]:
         """Stored headers of the ancestry and of the subtree of an id (two reads)."""
-        view = self.views.lineage.view
+        view = self.views.lineage_view
         ancestry = [row.header for row in view.select_ancestry(session_id)]
         return ancestry, [row.header for row in view.select_subtree(session_id)]
 
@@ -131,7 +131,7 @@ class StoreReader:
         from agentlog.domain.title import fold_session_title
 
         self.catch_up()
-        row = self.views.titles.view.select_rows([session_id]).get(session_id)
+        row = self.views.titles_view.select_rows([session_id]).get(session_id)
         return None if row is None else fold_session_title([row.event()])
 
     def surface(self, session_id: str, *, at: int | None = None) -> SurfaceStream:

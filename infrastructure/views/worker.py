@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from eventsourcing.projection import ProjectionRunner
 
-from agentlog.application.projections import (
+from agentlog.application.search_hashing import TokenHashing
+from agentlog.application.search_index import SearchProjection, SearchView
+from agentlog.application.session_projections import (
     LineageProjection,
     ListingProjection,
     TitleProjection,
 )
-from agentlog.application.search_hashing import TokenHashing
-from agentlog.application.search_index import SearchProjection, SearchView
 from agentlog.application.sessions import Sessions
 from agentlog.domain.errors import StoreReadOnlyError, StoreURLError
 from agentlog.infrastructure.backends import backend_named

@@ -106,6 +106,12 @@ NOT_FOR_LS = (
 """An unfiltered ``ls`` with encryption off: the listing reads plain rows through
 the store (``open_views``), not the query service's models or the aggregate."""
 
+NOT_FOR_CURRENT_VIEWS = (
+    "eventsourcing.projection",
+    "agentlog.application.session_projections",
+)
+"""The projections, when the views are current: they fold only what is new."""
+
 
 def imported(*args: str, cwd: Path) -> tuple[list[str], str]:
     """The modules loaded by one run of the command line, and what it printed."""
@@ -147,11 +153,12 @@ def test_ls_on_sqlite_imports_the_listing_and_nothing_else(tmp_path: Path) -> No
     for path in SEED_ERA[-3:]:  # three distinct header ids
         import_log(app, substituted(path))
     app.close()
-    modules, printed = imported("ls", cwd=tmp_path)
+    modules, printed = imported("ls", cwd=tmp_path)  # the views catch up first
     assert printed.count("  seed-") + printed.count("Sessions") >= 1, printed
     assert "Traceback" not in printed
     assert loaded(modules, NEVER + NOT_FOR_LS) == []
     assert "agentlog.application.summaries" in modules  # it did list
+    assert "agentlog.application.session_projections" in modules  # and fold
     json_modules, json_printed = imported("ls", "--json", cwd=tmp_path)
     assert len(json.loads(json_printed)["items"]) == 3
-    assert loaded(json_modules, NEVER + NOT_FOR_LS) == []
+    assert loaded(json_modules, NEVER + NOT_FOR_LS + NOT_FOR_CURRENT_VIEWS) == []

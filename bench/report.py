@@ -290,6 +290,29 @@ class Report:
             )
         return lines
 
+    def before_after(self) -> list[str]:
+        """agentlog against another checkout's (``run --before``), same run."""
+        probe = self.data["probes"].get("before")
+        if not probe or not probe.get("available"):
+            return []
+        lines = [
+            "",
+            "## Before and after (agentlog)",
+            "",
+            f"`before` is agentlog at `{probe.get('checkout')}`, measured in this run "
+            "with its own adapter, its samples taken in turn with the floor's and "
+            "agentlog's. Ratios to the floor; after / before under 1 is faster.",
+            "",
+            "| workload | before | after | after / before |",
+            "|---|---|---|---|",
+        ]
+        for key, _ in ROWS:
+            old, new = self.ratio(key, "before"), self.ratio(key, "agentlog")
+            if old is None or new is None:
+                continue
+            lines.append(f"| {key} | {old:.2f}× | {new:.2f}× | {new / old:.2f} |")
+        return lines
+
     def flatness(self) -> list[str]:
         """The same size-sensitivity ratios for every system, for context."""
         lines = [
@@ -359,7 +382,7 @@ class Report:
         for name, cell in sorted(self.cells.items()):
             if cell.get("error"):
                 lines.append(f"- `{name}`: {cell['error']}")
-        ours = ("floor", "raw_eventsourcing", "agentlog")
+        ours = ("floor", "raw_eventsourcing", "agentlog", "before")
         for key in ("W2a", "W2b", "W4", "W6", "W6-ref"):
             digests = {}
             for system in ours:
@@ -387,6 +410,7 @@ def render(data: dict[str, Any]) -> str:
         + report.method()
         + report.times()
         + report.targets()
+        + report.before_after()
         + report.flatness()
         + report.storage()
         + report.builds()

@@ -29,6 +29,7 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 WORKER = "bench.worker"
 SYSTEMS = ("floor", "raw_eventsourcing", "agentlog", "openai_agents", "langgraph")
+BEFORE = "before"  # agentlog at the checkout given by --before (worker.BEFORE)
 JOB_TIMEOUT = 3600.0
 
 
@@ -155,11 +156,17 @@ class Runner:
     """Orchestrates builds and samples; keeps every result for the report."""
 
     def __init__(
-        self, size: Size, workdir: Path, systems: tuple[str, ...] = SYSTEMS
+        self,
+        size: Size,
+        workdir: Path,
+        systems: tuple[str, ...] = SYSTEMS,
+        before: Path | None = None,
     ) -> None:
         self.size = size
         self.workdir = workdir
-        self.requested = systems
+        self.before = before
+        """Another checkout: its agentlog runs too, as the system ``before``."""
+        self.requested = (*systems, BEFORE) if before is not None else systems
         self.available: list[str] = []
         self.probes: dict[str, dict[str, Any]] = {}
         self.refs: dict[tuple[str, str], dict[str, Any]] = {}
@@ -182,6 +189,8 @@ class Runner:
         path = jobs / f"{self._jobs:05d}-{system}-{op}.json"
         out = path.with_suffix(".out.json")
         job = {"system": system, "op": op, "db": str(db), "args": args, "out": str(out)}
+        if system == BEFORE:
+            job["checkout"] = str(self.before)
         path.write_text(json.dumps(job))
         # Other work on the machine skews every figure: keep the evidence.
         self.loads.append(os.getloadavg()[0])
@@ -402,6 +411,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--systems", default=",".join(SYSTEMS), help="comma-separated subset"
     )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        help="another checkout: its agentlog is measured in the same run",
+    )
     options = parser.parse_args(argv)
     from .report import render
 
@@ -413,7 +428,8 @@ def main(argv: list[str] | None = None) -> int:
         systems = ("floor", *systems)
     workdir = options.workdir or Path(tempfile.mkdtemp(prefix="agentlog-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    runner = Runner(SIZES[options.size], workdir, systems)
+    before = options.before.resolve() if options.before is not None else None
+    runner = Runner(SIZES[options.size], workdir, systems, before)
     try:
         runner.run()
     finally:

@@ -9,6 +9,7 @@ written as JSON to ``job["out"]`` (stdout is left to the libraries).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import shutil
 import sys
@@ -32,9 +33,50 @@ MODULES = {
 }
 
 
-def system_class(name: str) -> type[BenchSystem]:
+BEFORE = "before"
+"""agentlog at another checkout (``run --before CHECKOUT``), with that checkout's
+own adapter: its modules first on ``sys.path``, its bench package loaded by path."""
+BEFORE_PACKAGE = "before_bench"
+BEFORE_LAYOUTS = ("bench", "tests/benchmarks")  # the suite's home now, and before
+
+
+def system_class(name: str, checkout: str | None = None) -> type[BenchSystem]:
     """Import an adapter module only when its system is asked for."""
+    if name == BEFORE:
+        return _before_class(Path(str(checkout)))
     module = importlib.import_module(f"{__package__}.{MODULES[name]}")
+    cls: type[BenchSystem] = module.System
+    return cls
+
+
+def _before_class(checkout: Path) -> type[BenchSystem]:
+    """The checkout's agentlog adapter, importing the checkout's agentlog.
+
+    The workload and the adapter protocol are the same at both (the digests in
+    the report's problems check that both derive the same histories).
+    """
+    folder = next(
+        (
+            checkout / layout
+            for layout in BEFORE_LAYOUTS
+            if (checkout / layout).is_dir()
+        ),
+        None,
+    )
+    if folder is None:
+        msg = f"no benchmark package in {checkout} ({', '.join(BEFORE_LAYOUTS)})"
+        raise FileNotFoundError(msg)
+    sys.path.insert(0, str(checkout))
+    spec = importlib.util.spec_from_file_location(
+        BEFORE_PACKAGE, folder / "__init__.py", submodule_search_locations=[str(folder)]
+    )
+    if spec is None or spec.loader is None:
+        msg = f"cannot load {folder}"
+        raise ImportError(msg)
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[BEFORE_PACKAGE] = package
+    spec.loader.exec_module(package)
+    module = importlib.import_module(f"{BEFORE_PACKAGE}.{MODULES['agentlog']}")
     cls: type[BenchSystem] = module.System
     return cls
 
@@ -62,14 +104,16 @@ def _rm(db: Path) -> None:
         Path(f"{db}{suffix}").unlink(missing_ok=True)
 
 
-def probe(cls: type[BenchSystem], _job: dict[str, Any]) -> dict[str, Any]:
+def probe(cls: type[BenchSystem], job: dict[str, Any]) -> dict[str, Any]:
     """Can this system run here, and which versions are installed?"""
     reason = cls.unavailable_reason()
+    checkout = job.get("checkout")
     return {
         "available": reason is None,
         "reason": reason,
         "versions": cls.versions() if reason is None else {},
-        "label": cls.label,
+        "label": f"{cls.label} before" if checkout else cls.label,
+        "checkout": checkout,
         "features": sorted(cls.features),
         "quadratic_writes": bool(getattr(cls, "quadratic_writes", False)),
     }
@@ -196,7 +240,7 @@ def main(argv: list[str]) -> int:
     job = json.loads(Path(argv[1]).read_text())
     out = Path(job["out"])
     try:
-        cls = system_class(job["system"])
+        cls = system_class(job["system"], job.get("checkout"))
         if job["op"] != "probe":
             cls.preload()
         result = {"ok": True, **OPS[job["op"]](cls, job)}

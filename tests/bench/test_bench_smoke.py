@@ -7,7 +7,9 @@ its probe's reason.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,9 +17,6 @@ from bench.report import ROWS, render
 from bench.run import SIZES, SYSTEMS, Runner
 
 pytestmark = pytest.mark.slow  # every sample runs in a fresh process
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +50,60 @@ def test_report_renders(results: dict[str, Any], tmp_path: Path) -> None:
     for heading in ("## Times", "## Targets (agentlog)", "## Storage"):
         assert heading in text
     assert text.count("\n| W") >= len(ROWS)
+
+
+BEFORE_PROBE = """
+import json, sys
+from pathlib import Path
+from bench.worker import system_class
+cls = system_class("before", sys.argv[1])
+cls.preload()
+import agentlog, application
+print(json.dumps([cls.__module__, agentlog.__file__, application.__file__]))
+"""
+
+
+def test_before_loads_the_checkouts_adapter_and_agentlog(tmp_path: Path) -> None:
+    """``run --before CHECKOUT``: the worker's ``before`` system is the checkout's
+    adapter over the checkout's agentlog, not this one's (a copy of this one here)."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    checkout = tmp_path / "checkout"
+    for folder in ("agentlog", "application", "domain", "infrastructure", "bench"):
+        shutil.copytree(repo / folder, checkout / folder, symlinks=True)
+    done = subprocess.run(
+        [sys.executable, "-c", BEFORE_PROBE, str(checkout)],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    module, agentlog_file, application_file = json.loads(done.stdout)
+    assert module == "before_bench.agentlog_system"
+    assert Path(agentlog_file).is_relative_to(checkout)
+    assert Path(application_file).is_relative_to(checkout)
+
+
+def test_report_compares_before_and_after(results: dict[str, Any]) -> None:
+    """With a ``before`` system, the report has its column and the ratios."""
+    data = json.loads(json.dumps(results))
+    data["probes"]["before"] = {
+        **data["probes"]["agentlog"],
+        "label": "agentlog before",
+        "checkout": "/elsewhere",
+    }
+    for key, _ in ROWS:
+        cell = data["cells"].get(f"{key}/agentlog")
+        if cell is not None:
+            data["cells"][f"{key}/before"] = cell
+    text = render(data)
+    assert "## Before and after (agentlog)" in text
+    assert "| W5-long | " in text
+    assert "| agentlog before |" in text
 
 
 def test_the_live_listing_benchmark_runs(tmp_path: Path) -> None:

@@ -5,9 +5,10 @@
 Round trips are counted by a TCP relay put between agentlog and PostgreSQL
 (:class:`RoundTripRelay`): one round trip is one time the server says it is
 ready for the next query, so the statements of one pipeline count once,
-whatever driver hook they go through. Latency is timed without the relay, on loopback,
-and SQLite runs the same operations in the same run; figures are medians and
-95th percentiles of ``--repeat`` samples (docs/scale.md).
+whatever driver hook they go through. Latency is timed without the relay, on
+loopback, and SQLite runs the same operations in the same run, each sample of
+one beside one of the other; figures are medians and 95th percentiles of
+``--repeat`` samples (docs/scale.md).
 """
 
 from __future__ import annotations
@@ -275,14 +276,26 @@ class Operations:
         ]
 
 
-def sample(operations: Operations, repeat: int) -> dict[str, list[float]]:
-    times: dict[str, list[float]] = {}
-    for name, operation in operations.all():
-        operation()  # warm: statements, caches, the views caught up
-        for _ in range(repeat):
-            started = time.perf_counter()
-            operation()
-            times.setdefault(name, []).append(time.perf_counter() - started)
+def sample(
+    sqlite: Operations, postgres: Operations, repeat: int
+) -> dict[str, tuple[list[float], list[float]]]:
+    """Each operation's times on SQLite and PostgreSQL, the two interleaved
+    (the order swapped every sample), so a change of the machine's load falls
+    on both and the ratio holds."""
+    times: dict[str, tuple[list[float], list[float]]] = {}
+    pairs = zip(sqlite.all(), postgres.all(), strict=True)
+    for (name, on_sqlite), (_, on_postgres) in pairs:
+        on_sqlite()  # warm: statements, caches, the views caught up
+        on_postgres()
+        lite: list[float] = []
+        pg: list[float] = []
+        for n in range(repeat):
+            order = [(on_sqlite, lite), (on_postgres, pg)]
+            for operation, values in order if n % 2 else order[::-1]:
+                started = time.perf_counter()
+                operation()
+                values.append(time.perf_counter() - started)
+        times[name] = (lite, pg)
     return times
 
 
@@ -304,47 +317,37 @@ def open_trips(relay: RoundTripRelay, env: dict[str, str]) -> int:
 
 
 def measure(sessions: int, turns: int, repeat: int) -> tuple[list[Figure], int]:
-    figures: dict[str, Figure] = {}
-    opened = 0
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        operations: list[Operations] = []
+        pg_env: dict[str, str] = {}
+        ids: list[str] = []
         for backend in ("sqlite", "postgres"):
             env, where = env_for(backend, Path(tmp))
+            if isinstance(where, str):
+                stack.callback(drop_schema, where)  # after the apps close
+                pg_env = env
             writer = Sessions(env=env)
-            relay: RoundTripRelay | None = None
-            apps = [writer]
-            try:
-                ids = populate(writer, sessions, turns)
-                reader = Sessions(env=env)
-                apps.append(reader)
-                times = sample(Operations(writer, reader, ids), repeat)
-                trips: dict[str, int] = {}
-                if backend == "postgres":
-                    relay = RoundTripRelay(
-                        env["POSTGRES_HOST"], int(env["POSTGRES_PORT"])
-                    )
-                    relayed = {**env, "POSTGRES_HOST": "127.0.0.1"}
-                    relayed["POSTGRES_PORT"] = str(relay.port)
-                    relayed_writer = Sessions(env=relayed)
-                    relayed_reader = Sessions(env=relayed)
-                    apps += [relayed_writer, relayed_reader]
-                    relayed_ops = Operations(relayed_writer, relayed_reader, ids, "-r")
-                    trips = count_trips(relay, relayed_ops)
-                    opened = open_trips(relay, relayed)
-                for name, values in times.items():
-                    figure = figures.setdefault(name, Figure(name, None, [], []))
-                    if backend == "sqlite":
-                        figure.sqlite = values
-                    else:
-                        figure.postgres = values
-                        figure.trips = trips.get(name)
-            finally:
-                for app in apps:
-                    app.close()
-                if relay is not None:
-                    relay.close()
-                if isinstance(where, str):
-                    drop_schema(where)
-    return list(figures.values()), opened
+            stack.callback(writer.close)
+            ids = populate(writer, sessions, turns)
+            reader = Sessions(env=env)
+            stack.callback(reader.close)
+            operations.append(Operations(writer, reader, ids))
+        times = sample(operations[0], operations[1], repeat)
+        relay = RoundTripRelay(pg_env["POSTGRES_HOST"], int(pg_env["POSTGRES_PORT"]))
+        stack.callback(relay.close)
+        relayed = {**pg_env, "POSTGRES_HOST": "127.0.0.1"}
+        relayed["POSTGRES_PORT"] = str(relay.port)
+        relayed_writer = Sessions(env=relayed)
+        stack.callback(relayed_writer.close)
+        relayed_reader = Sessions(env=relayed)
+        stack.callback(relayed_reader.close)
+        relayed_ops = Operations(relayed_writer, relayed_reader, ids, "-r")
+        trips = count_trips(relay, relayed_ops)
+        opened = open_trips(relay, relayed)
+    figures = [
+        Figure(name, trips.get(name), lite, pg) for name, (lite, pg) in times.items()
+    ]
+    return figures, opened
 
 
 def render(figures: list[Figure], opened: int) -> str:

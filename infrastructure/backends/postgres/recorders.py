@@ -1,12 +1,14 @@
 """The PostgreSQL application recorder: the library's, plus the stream writes
 (:class:`~agentlog.infrastructure.recorders.StreamWrites`), the write guard,
-erasure and :meth:`PostgresSessionRecorder.select_events_at_places`."""
+erasure, :meth:`PostgresSessionRecorder.select_events_at_places` and a flush
+in two round trips (:meth:`PostgresSessionRecorder.insert_events`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
+from eventsourcing.utils import retry
 from psycopg.sql import SQL, Composed, Identifier
 
 from agentlog.infrastructure.backends.postgres.pooler import listens
@@ -25,10 +27,10 @@ from agentlog.infrastructure.recorders import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from eventsourcing.persistence import ApplicationRecorder, Subscription
-    from psycopg import Cursor
+    from psycopg import Connection, Cursor
     from psycopg.rows import DictRow
 
     from agentlog.infrastructure.recorders import (
@@ -49,6 +51,78 @@ class PostgresSessionRecorder(PostgresRecorderSeam, StreamWrites):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._add_pending_table()
+        events = self._events_table
+        # Per stream written: the row just below the first version written and
+        # the stream's top row, the two rows ``check_continues`` may consult.
+        # Plain parameters, no arrays: PostgreSQL then keeps one generic plan
+        # of the prepared statement instead of planning it at every flush.
+        self._guard_statement = SQL(
+            "(SELECT false AS top, originator_version, topic FROM {0} "
+            "WHERE originator_id = %s AND originator_version = %s) "
+            "UNION ALL (SELECT true, originator_version, topic FROM {0} "
+            "WHERE originator_id = %s ORDER BY originator_version DESC LIMIT 1)"
+        ).format(events)
+        self._notify_statement = SQL("NOTIFY {0}").format(Identifier(self.channel_name))
+
+    def insert_events(
+        self, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> Sequence[int] | None:
+        """The library's insert; a plain one (a flush) in two round trips.
+
+        The library's pipeline waits for the server six times per flush (its
+        transaction block syncs on entry and exit, the write guard reads, the
+        insert syncs, the commit, the pipeline's end). Here the whole
+        transaction up to the insert goes in one pipeline and one wait; the
+        guard's rows come back with the notification ids, the guard decides in
+        Python (:func:`check_continues`, the one place of that rule), and the
+        commit, or the rollback, is the second. Same statements, same lock,
+        same transaction: what commits, and in which order, is unchanged.
+        """
+        plain = not any(kwargs.values())  # no copy, more, snapshot, tracking
+        if not plain or not stored_events or self.datastore.enable_db_functions:
+            ids: Sequence[int] | None = super().insert_events(stored_events, **kwargs)
+            return ids
+        pipelined: list[int] = self._insert_pipelined(stored_events)
+        return pipelined
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def _insert_pipelined(self, stored_events: Sequence[StoredEvent]) -> list[int]:
+        """Lock, guard, notify and insert in one wait, commit in a second (the
+        library's retry of a lost connection, as its ``insert_events``)."""
+        firsts = list(first_versions(stored_events).items())
+        rows = [
+            self.construct_pg_stored_event(
+                event.originator_id, event.originator_version, event.topic, event.state
+            )
+            for event in stored_events
+        ]
+        error: Exception | None = None
+        ids: list[int] = []
+        with self.datastore.get_connection() as conn:
+            with (
+                conn.pipeline() as pipeline,
+                conn.cursor() as curs,
+                conn.cursor() as insert,
+            ):
+                try:
+                    curs.execute("BEGIN")
+                    for statement in self.lock_table_statements:
+                        curs.execute(statement, prepare=True)
+                    guards = [self._execute_guard(conn, *first) for first in firsts]
+                    curs.execute(self._notify_statement, prepare=True)
+                    insert.execute(self.insert_events_statement, (rows,), prepare=True)
+                    pipeline.sync()  # the first wait: raises a statement's error
+                    for (session_id, first), guard in zip(firsts, guards, strict=True):
+                        self._check_guard(guard, session_id, first)
+                    ids = [row["notification_id"] for row in insert.fetchall()]
+                    curs.execute("COMMIT")  # sent and awaited as the pipeline ends
+                except Exception as caught:  # re-raised once the pipeline has ended
+                    error = caught
+            if error is not None:
+                # Raised through the pool's connection block, which rolls the
+                # transaction back before it takes the connection back.
+                raise error
+        return ids
 
     def subscribe(
         self, gt: int | None = None, topics: Sequence[str] = ()
@@ -74,9 +148,9 @@ class PostgresSessionRecorder(PostgresRecorderSeam, StreamWrites):
         # The table lock serialises every write of the events table, so the
         # guard's reads cannot go stale before the insert.
         self.lock_table(curs)
-        with curs.connection.cursor() as probe:
-            for session_id, first in first_versions(stored_events).items():
-                self._check_continues(probe, session_id, first)
+        for session_id, first in first_versions(stored_events).items():
+            with self._execute_guard(curs.connection, session_id, first) as probe:
+                self._check_guard(probe, session_id, first)
         # The library locks the table and notifies before inserting the header,
         # so the copied rows take the notification ids after it, in commit order.
         self.library_insert(curs, stored_events, **kwargs)
@@ -182,25 +256,28 @@ class PostgresSessionRecorder(PostgresRecorderSeam, StreamWrites):
             Identifier(self.datastore.schema), Identifier(self.events_table_name)
         )
 
-    def _check_continues(self, probe: Cursor[Any], session_id: str, first: int) -> None:
-        def row(where: str, *params: int) -> Row | None:
-            probe.execute(
-                SQL(
-                    "SELECT originator_version, topic FROM {0} "
-                    "WHERE originator_id = %s " + where
-                ).format(self._events_table),
-                (session_id, *params),
-            )
-            found = probe.fetchone()
-            return (
-                None if found is None else (found["originator_version"], found["topic"])
-            )
+    def _execute_guard(
+        self, connection: Connection[Any], session_id: str, first: int
+    ) -> Cursor[Any]:
+        """A cursor reading the rows the guard of a stream written from
+        version ``first`` consults (after the table's lock: they cannot go
+        stale); in a pipeline, they are read at its next sync."""
+        curs = connection.cursor()
+        curs.execute(
+            self._guard_statement, (session_id, first - 1, session_id), prepare=True
+        )
+        return curs
 
+    def _check_guard(self, curs: Cursor[Any], session_id: str, first: int) -> None:
+        """Refuse the write (``check_continues``) from the guard's rows: the
+        row at ``first - 1`` if there is one, then the stream's top row."""
+        rows: dict[bool, Row] = {
+            row["top"]: (row["originator_version"], row["topic"])
+            for row in curs.fetchall()
+        }
+        curs.close()
         check_continues(
-            session_id,
-            first,
-            lambda version: row("AND originator_version = %s", version),
-            lambda: row("ORDER BY originator_version DESC LIMIT 1"),
+            session_id, first, _given(rows.get(False)), _given(rows.get(True))
         )
 
     def _write_tombstones(
@@ -321,3 +398,8 @@ class PostgresSessionRecorder(PostgresRecorderSeam, StreamWrites):
             ),
             (list(session_ids),),
         )
+
+
+def _given(row: Row | None) -> Callable[..., Row | None]:
+    """A reader of the guard's row that was read already."""
+    return lambda *_: row

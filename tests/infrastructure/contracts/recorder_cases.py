@@ -3,6 +3,7 @@ application recorder (whose own cases ``test_library_cases`` runs)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -47,6 +48,30 @@ class SessionRecorderCases:
             with pytest.raises((SessionErasedError, IntegrityError)):
                 recorder.insert_events([row("a", version)])
         assert versions(recorder, "a") == [2]
+
+    def test_a_refused_write_stores_nothing_and_the_next_one_goes_through(
+        self, recorder: Any, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """A write of two streams, one of them erased, stores neither; one that
+        meets a stored version stores nothing either; the recorder then takes
+        the next write, and nothing was left for the pool to clean up (it logs
+        a warning when it must roll back a connection given back)."""
+        caplog.set_level(logging.WARNING)
+        recorder.insert_events([row("a", 1), row("b", 1)])
+        recorder.erase_streams([row("b", 2, ERASED_TOPIC)], no_views, None)
+        with pytest.raises(SessionErasedError):
+            recorder.insert_events([row("a", 2), row("b", 3)])
+        with pytest.raises(IntegrityError):
+            recorder.insert_events([row("a", 2), row("a", 1)])
+        for _ in range(3):  # more writes than the pool has connections
+            with pytest.raises(SessionErasedError):
+                recorder.insert_events([row("b", 3)])
+        recorder.insert_events([row("a", 2), row("a", 3)])
+        assert versions(recorder, "a") == [1, 2, 3]
+        assert versions(recorder, "b") == [2]
+        ids = [n.id for n in recorder.select_notifications(None, 100)]
+        assert ids == sorted(ids)
+        assert [r.getMessage() for r in caplog.records] == []
 
     def test_an_erase_racing_an_append_fails_whole(self, recorder: Any) -> None:
         recorder.insert_events([row("a", 1), row("a", 2), row("b", 1)])

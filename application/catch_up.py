@@ -3,7 +3,7 @@
 SQLite cannot ``subscribe()``, so :class:`SessionViews` reads the application's
 notification log after each view's tracking position and feeds the projections,
 a page per transaction. Reads call it first, so a caller reads its own flushed
-writes; on PostgreSQL a ``ProjectionRunner`` worker may run the same projections
+writes; on PostgreSQL a view worker (``BatchRunner``) may run the same projections
 in another process, sharing the positions.
 """
 
@@ -14,10 +14,11 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Any, cast
 
-from eventsourcing.persistence import IntegrityError, Tracking
+from eventsourcing.persistence import IntegrityError
 
 from agentlog.application.ports import view_classes_for
 from agentlog.application.projections import (
+    BatchTracking,
     LineageView,
     ListingView,
     TitleView,
@@ -76,6 +77,46 @@ def catch_up_to_read(views: Any) -> None:
 
 
 # ----------------------------------------------------------------- catch-up
+
+
+def fold_batch(
+    projection: SessionProjection[Any],
+    app_name: str,
+    decoded: list[tuple[int, ProjectedEvent | None]],
+    position: int,
+    last: int,
+) -> int:
+    """Fold the notifications of ``decoded`` (id, event) after ``position``, up
+    to ``last``, as one batch; returns the view's position after it.
+
+    The batch is recorded only from ``position`` (:class:`BatchTracking`): if
+    another writer (a worker, another process) has moved the view meanwhile,
+    what it folded is left out and the rest is folded again from where it
+    stopped, so no notification is applied twice. The catch-up and the view
+    worker (``infrastructure/views/batch_runner.py``) both fold this way.
+    """
+    while position < last:
+        events = [
+            event
+            for number, event in decoded
+            if number > position and event is not None
+        ]
+        tracking = BatchTracking(app_name, last, after=position)
+        try:
+            if projection.process_batch(events, tracking):
+                return last
+        except IntegrityError:
+            logger.info(
+                "view %s: moved by another writer since %d; folding after it",
+                projection.name,
+                position,
+            )
+        moved = projection.view.max_tracking_id(app_name) or 0
+        if moved <= position:
+            msg = f"view {projection.name} could not record position {last}"
+            raise IntegrityError(msg)
+        position = moved
+    return position
 
 
 class SessionViews:
@@ -175,14 +216,9 @@ class SessionViews:
                 last = page[-1].id
                 for projection in self.projections:
                     view = projection.view
-                    if positions[view] >= last:
-                        continue
-                    events = [
-                        event
-                        for number, event in decoded
-                        if number > positions[view] and event is not None
-                    ]
-                    positions[view] = self._process(projection, events, last)
+                    positions[view] = self.fold(
+                        projection, decoded, positions[view], last
+                    )
             self._positions = positions
             self.processed += read
             if read:
@@ -192,29 +228,15 @@ class SessionViews:
     def _position(self, view: View[Any]) -> int:
         return view.max_tracking_id(self.app.name) or 0
 
-    def _process(
+    def fold(
         self,
         projection: SessionProjection[Any],
-        events: list[ProjectedEvent],
+        decoded: list[tuple[int, ProjectedEvent | None]],
+        position: int,
         last: int,
     ) -> int:
-        tracking = Tracking(self.app.name, last)
-        try:
-            if projection.process_batch(events, tracking):
-                return last
-        except IntegrityError:
-            logger.info(
-                "view %s: position %d already recorded by another process",
-                projection.name,
-                last,
-            )
-            # Another process (a ProjectionRunner) recorded this position first;
-            # its transaction holds the same changes, ours rolled back.
-        position = self._position(projection.view)
-        if position < last:
-            msg = f"view {projection.name} could not record position {last}"
-            raise IntegrityError(msg)
-        return position
+        """:func:`fold_batch` for one of these views."""
+        return fold_batch(projection, self.app.name, decoded, position, last)
 
     def rebuild(self) -> int:
         """Drop every view and fold the whole log again from position 0."""

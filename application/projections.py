@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from eventsourcing.persistence import Tracking, TrackingRecorder
@@ -44,6 +45,23 @@ VIEW_TRACKING_TABLE = "agentlog_view_tracking"
 TRow = TypeVar("TRow")
 Merge = Callable[[dict[str, TRow]], list[TRow]]
 """Given the current rows of the keys (mutable), return the rows to write."""
+
+
+@dataclass(frozen=True)
+class BatchTracking(Tracking):
+    """The position a batch of notifications reaches, and the one it starts
+    from: recorded only if the view is still at ``after``.
+
+    A batch folds every notification in ``(after, notification_id]`` and
+    records only its last one, so a writer that recorded a position inside
+    that range (a worker, another process's catch-up) has applied some of
+    them already: the batch is refused (``IntegrityError``), and its caller
+    folds again what lies after the position now recorded. Without it the
+    library's rule (a position only moves forward) would let both apply the
+    notifications they share.
+    """
+
+    after: int = 0
 
 
 # ------------------------------------------------------------------- events

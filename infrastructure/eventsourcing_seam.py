@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from eventsourcing.persistence import (
     ConnectionPoolClosedError,
+    IntegrityError,
     InterfaceError,
     StoredEvent,
     Tracking,
@@ -261,6 +262,33 @@ class KeyedSQLiteTracking(SQLiteTrackingRecorder):
 
     def _max_tracking_id(self, application_name: str, c: SQLiteCursor) -> int | None:
         return super()._max_tracking_id(self.tracking_key(application_name), c)
+
+    def advance_tracking(self, c: SQLiteCursor, tracking: Tracking, after: int) -> None:
+        """Record ``tracking`` if the view's position is ``after`` (none: 0),
+        else raise ``IntegrityError`` (as ``KeyedPostgresTracking``)."""
+        if not self.datastore.single_row_tracking:
+            self._insert_tracking(c, tracking)
+            return
+        c.execute(
+            "INSERT INTO tracking (application_name, notification_id) "
+            "SELECT :key, :id WHERE :after = 0 OR EXISTS "
+            "(SELECT 1 FROM tracking WHERE application_name = :key) "
+            "ON CONFLICT (application_name) DO UPDATE "
+            "SET notification_id = excluded.notification_id "
+            "WHERE tracking.notification_id = :after "
+            "RETURNING notification_id",
+            {
+                "key": self.tracking_key(tracking.application_name),
+                "id": tracking.notification_id,
+                "after": after,
+            },
+        )
+        if c.fetchone() is None:
+            msg = (
+                f"position {tracking.notification_id} of "
+                f"{tracking.application_name} not recorded: the view left {after}"
+            )
+            raise IntegrityError(msg)
 
 
 class KeyedPOPOTracking(POPOTrackingRecorder):

@@ -11,12 +11,13 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from eventsourcing.persistence import StoredEvent, Tracking
+from eventsourcing.persistence import IntegrityError, StoredEvent, Tracking
 from eventsourcing.postgres import (
     PostgresApplicationRecorder,
     PostgresSubscription,
     PostgresTrackingRecorder,
 )
+from psycopg.sql import SQL, Identifier
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -103,3 +104,39 @@ class KeyedPostgresTracking(PostgresTrackingRecorder):
         self, application_name: str, curs: Cursor[DictRow]
     ) -> int | None:
         return super()._max_tracking_id(self.tracking_key(application_name), curs)
+
+    def advance_tracking(
+        self, curs: Cursor[DictRow], tracking: Tracking, after: int
+    ) -> None:
+        """Record ``tracking`` if the view's position is ``after`` (none: 0),
+        else raise ``IntegrityError``; a concurrent writer of the same view
+        waits for this transaction, then finds the position moved."""
+        if not self.datastore.single_row_tracking:
+            self._insert_tracking(curs, tracking)
+            return
+        table = SQL("{0}.{1}").format(
+            Identifier(self.datastore.schema), Identifier(self.tracking_table_name)
+        )
+        curs.execute(
+            SQL(
+                "INSERT INTO {0} (application_name, notification_id) "
+                "SELECT %(key)s, %(id)s WHERE %(after)s = 0 OR EXISTS "
+                "(SELECT 1 FROM {0} WHERE application_name = %(key)s) "
+                "ON CONFLICT (application_name) DO UPDATE "
+                "SET notification_id = EXCLUDED.notification_id "
+                "WHERE {0}.notification_id = %(after)s "
+                "RETURNING notification_id"
+            ).format(table),
+            {
+                "key": self.tracking_key(tracking.application_name),
+                "id": tracking.notification_id,
+                "after": after,
+            },
+            prepare=True,
+        )
+        if curs.fetchone() is None:
+            msg = (
+                f"position {tracking.notification_id} of "
+                f"{tracking.application_name} not recorded: the view left {after}"
+            )
+            raise IntegrityError(msg)

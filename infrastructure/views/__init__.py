@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from eventsourcing.persistence import IntegrityError
 
+from agentlog.application.projections import BatchTracking
 from agentlog.domain.json import dumps, loads
 from agentlog.infrastructure.eventsourcing_seam import insert_tracking
 
@@ -40,10 +41,16 @@ def write_tracked(
 
     Tracking goes first: on PostgreSQL its row lock serialises concurrent writers
     of the view, and a position already recorded fails before any work is done.
+    A :class:`BatchTracking` is recorded only from its ``after`` position: one
+    that another writer moved meanwhile, but not as far, raises
+    ``IntegrityError`` (the caller folds again from the position recorded).
     """
     try:
         with recorder.datastore.transaction(commit=True) as cursor:
-            insert_tracking(recorder, cursor, tracking)
+            if isinstance(tracking, BatchTracking):
+                recorder.advance_tracking(cursor, tracking, tracking.after)
+            else:
+                insert_tracking(recorder, cursor, tracking)
             write(cursor)
     except IntegrityError:
         if recorder.has_tracking_id(

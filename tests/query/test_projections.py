@@ -3,8 +3,10 @@ tracking, a 10,000-session listing served by the view alone, and a worker proces
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -13,8 +15,14 @@ from eventsourcing.persistence import Tracking
 
 from agentlog.application import Sessions
 from agentlog.application.catch_up import SessionViews, views_of
-from agentlog.application.projections import decode_notification, projected_event
+from agentlog.application.projections import (
+    BatchTracking,
+    ListingProjection,
+    decode_notification,
+    projected_event,
+)
 from agentlog.application.query import SessionQuery
+from agentlog.application.view_rows import ListingRow
 from tests.conftest import postgres_schema_env
 from tests.query.support import (
     TURN1,
@@ -107,6 +115,38 @@ def test_catch_up_is_exactly_once_and_redelivery_changes_nothing(app: Sessions) 
         projection.process_event(domain_event, Tracking(app.name, notifications[3].id))
     assert snapshot(views) == before
     assert views.catch_up() == 0
+
+
+class CountingProjection(ListingProjection):
+    """Counts the events folded into each row: folding one twice shows (the
+    search index's fold is such a fold; the listing's own is idempotent)."""
+
+    def fold(self, row: Any, events: list[Any], session_id: str) -> Any:
+        row = row or ListingRow(session_id)
+        return dataclasses.replace(row, event_count=row.event_count + len(events))
+
+
+def test_a_batch_overlapping_another_writers_folds_only_the_rest(
+    app: Sessions,
+) -> None:
+    """Another writer (a worker, another process's catch-up) recorded part of
+    a page while this catch-up read it: the part is left out, not folded
+    twice, and the rest is folded from where the other writer stopped."""
+    populate(app, rounds=2)
+    views = views_of(app)
+    counting = CountingProjection(views.listing.view)
+    counting.view.clear(app.name)  # folded by populate's reads: again
+    notifications = app.recorder.select_notifications(None, 10_000)
+    decoded = [(n.id, decode_notification(app.mapper, n)) for n in notifications]
+    middle = notifications[len(notifications) // 2].id
+    last = notifications[-1].id
+    early = [e for number, e in decoded if number <= middle and e is not None]
+    assert counting.process_batch(early, BatchTracking(app.name, middle, after=0))
+    assert views.fold(counting, decoded, 0, last) == last
+    folded = Counter(e.session_id for _, e in decoded if e is not None)
+    rows = counting.view.select_all()
+    assert {row.session_id: row.event_count for row in rows} == folded
+    assert counting.view.max_tracking_id(app.name) == last
 
 
 def test_views_resume_from_their_tracking_position(

@@ -12,8 +12,16 @@ from bisect import bisect_right
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from eventsourcing.persistence import IntegrityError
+
 from agentlog.application.ports import ViewClasses
-from agentlog.application.projections import LineageView, ListingView, TitleView, View
+from agentlog.application.projections import (
+    BatchTracking,
+    LineageView,
+    ListingView,
+    TitleView,
+    View,
+)
 from agentlog.application.view_rows import LineageRow, ListingRow, Number, TitleRow
 from agentlog.infrastructure.eventsourcing_seam import KeyedPOPOTracking
 from agentlog.infrastructure.views.sealing import SealableView
@@ -54,6 +62,9 @@ class POPOView(KeyedPOPOTracking, SealableView, View[TRow], Generic[TRow]):
             done = self.max_tracking_id(tracking.application_name)
             if done is not None and done >= tracking.notification_id:
                 return False
+            if isinstance(tracking, BatchTracking) and (done or 0) != tracking.after:
+                msg = f"the view left {tracking.after}: it is at {done}"
+                raise IntegrityError(msg)
             rows = self._opened_by_id(keys)
             changed = [self._stored(row) for row in merge(rows)]
             # Nothing is mutated before this point, so a failing merge changes nothing.

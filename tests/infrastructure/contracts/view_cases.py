@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from eventsourcing.persistence import Tracking
+from eventsourcing.persistence import IntegrityError, Tracking
 
+from agentlog.application.projections import BatchTracking
 from agentlog.application.view_rows import LineageRow, ListingRow, TitleRow
 
 if TYPE_CHECKING:
@@ -41,6 +42,25 @@ class ViewCases:
         assert view.select_rows(["a", "b", "c"]) == {"a": row("a", 1), "b": row("b", 1)}
         assert view.save(["a"], put(row("a", 2)), Tracking(APP, 2))
         assert view.select_all() == [row("a", 2), row("b", 1)]
+
+    def test_a_batch_is_recorded_only_from_the_position_it_starts_at(
+        self, view: View[Any], row: Callable[[str, int], Any]
+    ) -> None:
+        """Two writers fold overlapping batches from the same position: the
+        second is refused whole, unless the first covered it (then skipped)."""
+        with pytest.raises(IntegrityError):
+            view.save(["a"], put(row("a", 9)), BatchTracking(APP, 9, after=4))
+        assert view.save(["a"], put(row("a", 1)), BatchTracking(APP, 5, after=0))
+        assert not view.save(["a"], put(row("a", 9)), BatchTracking(APP, 3, after=0))
+        with pytest.raises(IntegrityError):
+            view.save(["a"], put(row("a", 9)), BatchTracking(APP, 9, after=0))
+        with pytest.raises(IntegrityError):
+            view.save(["a"], put(row("a", 9)), BatchTracking(APP, 9, after=4))
+        assert view.select_all() == [row("a", 1)]
+        assert view.max_tracking_id(APP) == 5
+        assert view.save(["b"], put(row("b", 2)), BatchTracking(APP, 9, after=5))
+        assert view.max_tracking_id(APP) == 9
+        assert view.select_all() == [row("a", 1), row("b", 2)]
 
     def test_merge_sees_the_current_rows_and_a_failing_merge_writes_nothing(
         self, view: View[Any], row: Callable[[str, int], Any]

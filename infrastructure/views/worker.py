@@ -1,9 +1,11 @@
 """Keep the views current from a separate process (PostgreSQL, or POPO in tests).
 
-One library ``ProjectionRunner`` per view subscribes to the ``Sessions``
-notification log and applies each event with its tracking position in one
-transaction. In-process ``catch_up`` calls share those positions, so the two can
-run side by side and no notification is applied twice. SQLite cannot subscribe:
+One :class:`~agentlog.infrastructure.views.batch_runner.BatchRunner` per view
+subscribes to the ``Sessions`` notification log and folds what it is sent a
+batch at a time, each batch with its tracking position in one transaction.
+In-process ``catch_up`` calls share those positions (a batch is recorded only
+from the position it starts at), so the two can run side by side and no
+notification is applied twice. SQLite cannot subscribe:
 there, ``catch_up`` alone keeps the views current.
 
 Run it with ``agentlog --store URL worker`` (docs/worker.md); ``python -m
@@ -21,8 +23,6 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from eventsourcing.projection import ProjectionRunner
-
 from agentlog.application.search_hashing import TokenHashing
 from agentlog.application.search_index import SearchProjection, SearchView
 from agentlog.application.session_projections import (
@@ -34,6 +34,7 @@ from agentlog.application.sessions import Sessions
 from agentlog.domain.errors import StoreReadOnlyError, StoreURLError
 from agentlog.infrastructure.backends import backend_named
 from agentlog.infrastructure.key_store_setup import encryption_settings, open_key_store
+from agentlog.infrastructure.views.batch_runner import BatchRunner
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -86,7 +87,7 @@ def hashing_view(view: type[SearchView], env: Mapping[str, str]) -> type[SearchV
     """The search view class, hashing tokens under the sessions' keys when the
     environment turns encryption on (docs/encryption.md).
 
-    A ``ProjectionRunner`` builds its own view, which the in-process index's
+    A worker's runner builds its own view, which the in-process index's
     wiring (``SearchIndex``) never reaches: without this the worker would
     index the words themselves. The key store lives as long as the process."""
     settings = encryption_settings({**os.environ, **env})
@@ -115,8 +116,9 @@ def start_runners(
     pairs: Pairs,
     env: Mapping[str, str],
     application_class: type[Sessions] = WorkerSessions,
-) -> list[ProjectionRunner[Sessions, Any]]:
-    """A started library ``ProjectionRunner`` per pair, stopped with ``stack``.
+    runner_class: type[BatchRunner[Sessions]] = BatchRunner,
+) -> list[BatchRunner[Sessions]]:
+    """A started ``BatchRunner`` per pair, stopped with ``stack``.
 
     The runner builds each view with the factory ``PERSISTENCE_MODULE`` names,
     so it is pointed at ours, as ``Sessions`` points its own: the views'
@@ -130,7 +132,7 @@ def start_runners(
         env["PERSISTENCE_MODULE"] = backend.factory_topic
     return [
         stack.enter_context(
-            ProjectionRunner(
+            runner_class(
                 application_class=application_class,
                 projection_class=projection,
                 view_class=view,
@@ -154,7 +156,7 @@ class ViewPosition:
         return max(0, self.head - self.position)
 
 
-def positions(runners: Sequence[ProjectionRunner[Sessions, Any]]) -> list[ViewPosition]:
+def positions(runners: Sequence[BatchRunner[Sessions]]) -> list[ViewPosition]:
     """Each runner's view position against the log's last notification id.
 
     A view folds only its topics, so its position stays where its last own

@@ -1,6 +1,6 @@
 """The ``worker`` command: keep the views current beside a service (docs/worker.md).
 
-``agentlog --store postgresql://… worker`` runs one library ``ProjectionRunner``
+``agentlog --store postgresql://… worker`` runs one ``BatchRunner``
 per view (listing, titles, lineage and, unless ``AGENTLOG_SEARCH=off``, the
 search index), each subscribed to the store's notification log, until SIGINT or
 SIGTERM. It prints one status line when it starts, every ``--status-every``

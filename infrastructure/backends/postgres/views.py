@@ -1,7 +1,7 @@
 """PostgreSQL views: tables in the events' schema, written with tracking.
 
 Every view records its position in one table, ``agentlog_view_tracking``,
-whichever factory built it (the application's, or a ``ProjectionRunner``'s), so an
+whichever factory built it (the application's, or a view worker's), so an
 in-process ``catch_up`` and a worker process share positions and never apply a
 notification twice. Ids are bytes (UTF-8, ``surrogatepass``): they sort by code
 point, as in Python. Opening a view runs no DDL once its tables exist.

@@ -17,11 +17,11 @@ from agentlog.application import Sessions
 from agentlog.application.catch_up import SessionViews, views_of
 from agentlog.application.projections import (
     BatchTracking,
-    ListingProjection,
     decode_notification,
     projected_event,
 )
 from agentlog.application.query import SessionQuery
+from agentlog.application.session_projections import ListingProjection
 from agentlog.application.view_rows import ListingRow
 from tests.conftest import postgres_schema_env
 from tests.query.support import (

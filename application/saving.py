@@ -3,8 +3,8 @@
 :meth:`SessionSaver.flush` is the durability checkpoint of a session; a command's
 flush settles a commit whose reply was lost by asking the store
 (:meth:`SessionSaver.flush_command`); a flush that crosses a tenth of the snapshot
-interval stores a snapshot, in the flush's transaction where the store allows, which
-replaces the earlier snapshots of its interval (docs/persistence.md#snapshots).
+interval stores a snapshot (on SQLite in the flush's transaction), which replaces
+the earlier snapshots of its interval (docs/persistence.md#snapshots).
 """
 
 from __future__ import annotations
@@ -253,16 +253,23 @@ class SessionSaver:
         a multiple of a tenth of the interval (docs/persistence.md#snapshots)."""
         interval = self.app.snapshot_interval
         every = max(1, interval // SNAPSHOTS_PER_INTERVAL)
-        return interval > 0 and version // every != previous_version // every
+        # Version 1 is the header's and nothing else's (the mapper reads it so).
+        return (
+            interval > 0
+            and version > 1
+            and version // every != previous_version // every
+        )
 
     def snapshots_with_events(self) -> bool:
-        """Whether a snapshot can commit in the events' transaction: both tables
-        on one datastore (SQL stores), as a fork's copy checks."""
+        """Whether a snapshot can commit in the events' transaction: the recorder
+        takes it with a flush (SQLite) and both tables share one datastore."""
         app = self.app
         snapshots = None if app.snapshots is None else app.snapshots.recorder
         datastore = getattr(snapshots, "datastore", None)
-        return datastore is not None and datastore is getattr(
-            app.recorder, "datastore", None
+        return (
+            getattr(app.recorder, "flush_snapshots", False) is True
+            and datastore is not None
+            and datastore is getattr(app.recorder, "datastore", None)
         )
 
     def snapshot_if_due(self, aggregate: Session, previous_version: int) -> None:

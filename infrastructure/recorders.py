@@ -36,9 +36,9 @@ CopyFrom = tuple[str, int]
 """``(source session id, last version)``: copy versions 2..last of the source."""
 Snapshot = tuple[Any, StoredEvent]
 """``(snapshot recorder on the same datastore, its row)``: written in the copy's
-transaction, so a fork commits once, or in a flush's; with ``snapshot_since`` (a
-flush's) the session's snapshots from that version up to below the row's are
-deleted in the same transaction (docs/persistence.md#snapshots)."""
+transaction, so a fork commits once, or (SQLite, ``flush_snapshots``) in a flush's;
+with ``snapshot_since`` (a flush's) the session's snapshots from that version up to
+below the row's are deleted in the same transaction (docs/persistence.md#snapshots)."""
 Reseal = Callable[[StoredEvent], StoredEvent]
 """Turns a source row into the copy's row (opened with one key, sealed with
 another); without it rows are copied byte for byte in the database."""
@@ -118,6 +118,11 @@ class StreamWrites(ApplicationRecorder):
     with a keyword its backend's insert hook understands, and erasure."""
 
     datastore: Any
+    flush_snapshots = False
+    """Whether a flush's ``insert_events`` takes the ``snapshot`` keywords (the
+    snapshot then commits with the events). Not on PostgreSQL: the library
+    pipelines the insert, and a statement queued behind a failed insert (a
+    conflict) leaves psycopg's prepared-statement cache wrong."""
 
     def copy_stream(
         self,

@@ -373,9 +373,9 @@ def test_a_snapshot_stored_after_the_erase_does_not_outlive_it(
     make_app: MakeApp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The writer's flush commits, an erase elsewhere commits, then the writer
-    stores its snapshot: it sees the tombstone and deletes the snapshot. (On a SQL
-    store a flush's snapshot commits with its events; the snapshot of a store whose
-    tables are apart, or of an import, comes after: that path is forced here.)"""
+    stores its snapshot: it sees the tombstone and deletes the snapshot. (On SQLite
+    a flush's snapshot commits with its events; elsewhere, and after an import, it
+    comes after: that path is forced here.)"""
     writer, eraser = make_app(), make_app()
     write_marked(writer, ERASED, markers())
     assert writer.snapshots is not None

@@ -86,11 +86,11 @@ def test_one_snapshot_per_interval_is_kept_and_the_latest_is_near_the_head(
 
 
 def test_a_flush_commits_its_snapshot_with_its_events(make_app: MakeApp) -> None:
-    """On a SQL store the snapshot is written in the flush's transaction: no
+    """On SQLite the snapshot is written in the flush's transaction: no
     transaction of its own, and none when the flush loses a conflict."""
     app, other = make_app(AGENTLOG_SNAPSHOT_INTERVAL="100"), make_app()
     if not app.saver.snapshots_with_events():
-        pytest.skip("the in-memory store keeps its tables apart")
+        pytest.skip("this store writes the snapshot after the flush")
     assert app.snapshots is not None
     apart: list[Any] = []
     app.recorder.replace_snapshot = lambda *args: apart.append(args)  # type: ignore[attr-defined]

@@ -140,7 +140,6 @@ class PostgresSessionRecorder(PostgresRecorderSeam, StreamWrites):
         *,
         copy_from: CopyFrom | None = None,
         snapshot: Snapshot | None = None,
-        snapshot_since: int | None = None,
         more: More = (),
         reseal: Reseal | None = None,
         **kwargs: Any,
@@ -181,20 +180,9 @@ class PostgresSessionRecorder(PostgresRecorderSeam, StreamWrites):
                         ).format(table),
                         (target, *copy_from),
                     )
-        if snapshot is not None:
-            # Another cursor, as above; a flush's snapshot replaces the earlier
-            # ones of its interval (``snapshot_since``).
-            with curs.connection.cursor() as extra:
-                recorder, row = snapshot
-                postgres_insert(recorder, extra, [row])
-                if snapshot_since is not None:
-                    self._delete_snapshots_between(
-                        extra,
-                        recorder,
-                        str(row.originator_id),
-                        snapshot_since,
-                        row.originator_version,
-                    )
+                if snapshot is not None:
+                    recorder, row = snapshot
+                    postgres_insert(recorder, copy, [row])
 
     def _copy_resealed(
         self, curs: Cursor[DictRow], table: Any, copy_from: CopyFrom, reseal: Reseal

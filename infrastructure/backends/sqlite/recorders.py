@@ -46,6 +46,7 @@ class SQLiteSessionRecorder(SQLiteRecorderSeam, StreamWrites):
     (:class:`~agentlog.infrastructure.backends.sqlite.factory.AgentlogSQLiteFactory`).
     """
 
+    flush_snapshots = True
     CHECKPOINT_ATTEMPTS = 10
     CHECKPOINT_WAIT = 0.02
     CHECKPOINT_BUSY_MS = 50

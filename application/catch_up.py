@@ -200,10 +200,12 @@ class SessionViews:
         """Bring every view up to the log's last notification; returns rows read."""
         app = self.app
         with self._lock:
-            top = app.recorder.max_notification_id() or 0
-            if self._positions and min(self._positions.values()) >= top:
-                return 0
-            positions = {view: self._position(view) for view in self.views}
+            # Views known current need only the log's top: the usual warm read.
+            if self._positions:
+                top = app.recorder.max_notification_id() or 0
+                if min(self._positions.values()) >= top:
+                    return 0
+            top, positions = self._read_positions()
             read = 0
             while (start := min(positions.values())) < top:
                 page = app.recorder.select_notifications(
@@ -227,6 +229,17 @@ class SessionViews:
 
     def _position(self, view: View[Any]) -> int:
         return view.max_tracking_id(self.app.name) or 0
+
+    def _read_positions(self) -> tuple[int, dict[View[Any], int]]:
+        """The log's top and every view's position: in one transaction where
+        the backend can (a cold read's catch-up), else one read each."""
+        app = self.app
+        together = self.views[0].read_positions(app.name, self.views, app.recorder)
+        if together is not None:
+            top, found = together
+            return top, dict(zip(self.views, found, strict=True))
+        top = app.recorder.max_notification_id() or 0
+        return top, {view: self._position(view) for view in self.views}
 
     def fold(
         self,

@@ -213,6 +213,14 @@ class View(TrackingRecorder, ABC, Generic[TRow]):
     def clear(self, application_name: str) -> None:
         """Drop every row and this view's position, in one transaction."""
 
+    def read_positions(
+        self, application_name: str, views: Sequence[View[Any]], recorder: Any
+    ) -> tuple[int, list[int]] | None:
+        """The log's last notification id (``recorder``'s) and the position of
+        each of ``views``, read in one transaction; ``None``: this backend
+        reads them one by one (a catch-up then makes four reads, not one)."""
+        return None
+
 
 class ListingView(View[ListingRow], ABC):
     # v3: the ``owner`` column (listings and filters select by it).

@@ -98,6 +98,30 @@ class SQLView(SealableView, View[TRow], Generic[TRow]):
         with self.datastore.transaction(commit=False) as cursor:
             return self._select(cursor, keys)
 
+    @abstractmethod
+    def _top_in(self, cursor: Any, recorder: Any) -> int | None:
+        """The application recorder's last notification id, read with ``cursor``."""
+
+    @abstractmethod
+    def _positions_in(self, cursor: Any, keys: Sequence[str]) -> dict[str, int]:
+        """The recorded position of each tracking key that has one."""
+
+    def read_positions(
+        self, application_name: str, views: Sequence[View[Any]], recorder: Any
+    ) -> tuple[int, list[int]] | None:
+        """One transaction for what a cold catch-up used to read in four: the
+        log's top first (as ``max_notification_id``), then every position."""
+        store = self.datastore
+        if any(
+            getattr(one, "datastore", None) is not store for one in (recorder, *views)
+        ):
+            return None
+        keys = [view.tracking_key(application_name) for view in views]
+        with store.transaction(commit=False) as cursor:
+            top = self._top_in(cursor, recorder)
+            found = self._positions_in(cursor, keys)
+        return top or 0, [found.get(key) or 0 for key in keys]
+
 
 class SQLListingView(SQLView[ListingRow], ListingView):
     """The listing's page read: the backend writes the query, this runs it."""

@@ -38,6 +38,11 @@ from agentlog.infrastructure.views import (
     encode_text,
 )
 from agentlog.infrastructure.views.ddl import schema_ready
+from agentlog.infrastructure.views.schema_facts import (
+    SchemaFacts,
+    forget_facts,
+    known_facts,
+)
 from agentlog.infrastructure.views.sql import SQLListingView, SQLView
 
 if TYPE_CHECKING:
@@ -135,27 +140,43 @@ class PostgresView(KeyedPostgresTracking, SQLView[TRow], Generic[TRow]):
         """Whether the statements would change nothing; records what the
         library's ``create_table`` records about the tracking table."""
         statements = [s.as_string() for s in self.sql_create_statements]
-        with self.datastore.transaction(commit=False) as curs:
-            curs.execute(
-                "SELECT c.relname FROM pg_class c JOIN pg_namespace n "
-                "ON n.oid = c.relnamespace WHERE n.nspname = %s",
-                (self.datastore.schema,),
-            )
-            names = {str(row["relname"]).lower() for row in curs.fetchall()}
-            if self.tracking_table_name.lower() not in names:
-                return False
-            previous = max_tracking_id_in(self, self.table_migration_identifier, curs)
+        # The views of one datastore share one read of the catalog; a view
+        # that finds something missing forgets it (``views.schema_facts``).
+        facts = known_facts(self.datastore, self._read_facts)
+        if self.tracking_table_name.lower() not in facts.names:
+            forget_facts(self.datastore)
+            return False
+        previous = facts.migration
         self.tracking_table_exists = True
         self.tracking_migration_previous = previous
         self.tracking_migration_current = previous
         single_row = self.datastore.single_row_tracking
-        if (previous is None and single_row) or not schema_ready(names, statements):
+        if (previous is None and single_row) or not schema_ready(
+            facts.names, statements
+        ):
+            forget_facts(self.datastore)
             return False
         if not single_row and previous is not None:
             msg = "Can't do multi-row tracking with single-row tracking table"
             raise OperationalError(msg)
         self.datastore.register_type_adapters()
         return True
+
+    def _read_facts(self) -> SchemaFacts:
+        """The schema's tables and indexes and the views' migration row."""
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(
+                "SELECT c.relname FROM pg_class c JOIN pg_namespace n "
+                "ON n.oid = c.relnamespace WHERE n.nspname = %s",
+                (self.datastore.schema,),
+            )
+            names = frozenset(str(row["relname"]).lower() for row in curs.fetchall())
+            previous = None
+            if self.tracking_table_name.lower() in names:
+                previous = max_tracking_id_in(
+                    self, self.table_migration_identifier, curs
+                )
+        return SchemaFacts(names, previous)
 
     # ---------------------------------------------------------------- rows
 
@@ -195,6 +216,27 @@ class PostgresView(KeyedPostgresTracking, SQLView[TRow], Generic[TRow]):
 
     def select_all(self) -> list[TRow]:
         return self._read(self._select_sql + SQL("ORDER BY session_id"), ())
+
+    def _top_in(self, curs: Cursor[DictRow], recorder: Any) -> int | None:
+        curs.execute(recorder.max_notification_id_statement)
+        row = curs.fetchone()
+        return None if row is None else row["max"]
+
+    def _positions_in(
+        self, curs: Cursor[DictRow], keys: Sequence[str]
+    ) -> dict[str, int]:
+        curs.execute(
+            SQL(
+                "SELECT application_name, MAX(notification_id) AS position "
+                "FROM {0} WHERE application_name = ANY(%s) GROUP BY application_name"
+            ).format(self._tracking_table),
+            (list(keys),),
+        )
+        return {
+            str(row["application_name"]): row["position"]
+            for row in curs.fetchall()
+            if row["position"] is not None
+        }
 
     def clear(self, application_name: str) -> None:
         with self.datastore.transaction(commit=True) as curs:

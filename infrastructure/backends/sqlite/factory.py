@@ -15,7 +15,10 @@ from eventsourcing.sqlite import SQLiteFactory, SQLiteTrackingRecorder
 from agentlog.domain.errors import StoreReadOnlyError
 from agentlog.infrastructure.backends.sqlite.backend import BACKEND
 from agentlog.infrastructure.backends.sqlite.opening import is_read_only, read_only_uri
-from agentlog.infrastructure.backends.sqlite.recorders import SQLiteSessionRecorder
+from agentlog.infrastructure.backends.sqlite.recorders import (
+    SQLiteSessionRecorder,
+    SQLiteSnapshotRecorder,
+)
 from agentlog.infrastructure.backends.sqlite.tables import tables_ready
 from agentlog.infrastructure.eventsourcing_seam import SecureDeleteDatastore
 from agentlog.infrastructure.store_url import READ_ONLY_ENV_VAR
@@ -37,6 +40,7 @@ class AgentlogSQLiteFactory(SealingFactory, SQLiteFactory):
 
     backend: ClassVar[Backend] = BACKEND
     application_recorder_class = SQLiteSessionRecorder
+    aggregate_recorder_class = SQLiteSnapshotRecorder
 
     def __init__(self, env: Environment | EnvType | None) -> None:
         super().__init__(env)

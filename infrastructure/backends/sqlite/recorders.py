@@ -10,7 +10,12 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from eventsourcing.persistence import StoredEvent
+from eventsourcing.sqlite import SQLiteAggregateRecorder
 
+from agentlog.infrastructure.backends.sqlite.tables import (
+    opening_facts,
+    statements_ready,
+)
 from agentlog.infrastructure.eventsourcing_seam import SQLiteRecorderSeam, sqlite_insert
 from agentlog.infrastructure.recorders import (
     BATCH,
@@ -35,6 +40,15 @@ if TYPE_CHECKING:
         Row,
         Snapshot,
     )
+
+
+class SQLiteSnapshotRecorder(SQLiteAggregateRecorder):
+    """The library's snapshot recorder; its table is created only when
+    missing, checked with the opening's one read (``backends.sqlite.tables``)."""
+
+    def create_table(self) -> None:
+        if not statements_ready(self):
+            super().create_table()
 
 
 class SQLiteSessionRecorder(SQLiteRecorderSeam, StreamWrites):
@@ -170,6 +184,18 @@ class SQLiteSessionRecorder(SQLiteRecorderSeam, StreamWrites):
             "(session_id TEXT PRIMARY KEY) WITHOUT ROWID",
         ]
 
+    _none_pending = False
+    """The opening's read found no erase pending: the open's own check
+    (``resume``, ``open_views``) needs no read of its own."""
+
+    def create_table(self) -> None:
+        """The library's, run only when a table is missing; the opening's one
+        read of the catalog (``backends.sqlite.tables``) answers the rest."""
+        facts = opening_facts(self.datastore)
+        self._none_pending = facts.erasures_pending is False
+        if not statements_ready(self):
+            super().create_table()
+
     def _record_pending(self, c: SQLiteCursor, session_ids: Sequence[str]) -> None:
         c.executemany(
             f"INSERT OR IGNORE INTO {ERASE_PENDING} (session_id) VALUES (?)",
@@ -177,6 +203,9 @@ class SQLiteSessionRecorder(SQLiteRecorderSeam, StreamWrites):
         )
 
     def erase_pending(self, limit: int) -> list[str]:
+        if self._none_pending:  # read with the tables, at this open
+            self._none_pending = False
+            return []
         with self.datastore.transaction(commit=False) as c:
             c.execute(f"SELECT session_id FROM {ERASE_PENDING} LIMIT ?", (limit,))
             return [str(row[0]) for row in c.fetchall()]

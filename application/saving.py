@@ -52,6 +52,10 @@ class SnapshotReplacer(Protocol):
 SNAPSHOTS_PER_INTERVAL = 10
 """How often per ``AGENTLOG_SNAPSHOT_INTERVAL`` a flush renews the latest snapshot;
 each replaces the earlier ones of its interval, so one per interval is kept."""
+NODES_PER_PERIOD_EVENT = 20
+"""A long surface renews less often: the period is at least its node count divided
+by this, in events. A snapshot holds about 6 bytes per node, so renewals write at
+most about 120 bytes per event, however long the session."""
 SETTLE_ATTEMPTS = 5
 SETTLE_WAIT = 0.05
 logger = logging.getLogger(__name__)
@@ -76,7 +80,9 @@ class SessionSaver:
             return
         first_version = pending[0].originator_version
         failures = app.connection_failures()
-        due = self.snapshot_due(aggregate.version, first_version - 1)
+        due = self.snapshot_due(
+            aggregate.version, first_version - 1, len(aggregate.surface)
+        )
         with_events = due and self.snapshots_with_events()
         try:
             self._save(aggregate, pending, with_snapshot=with_events)
@@ -248,11 +254,16 @@ class SessionSaver:
         except AgentlogError:
             return False  # a row we cannot read (another key, corrupt) is not ours
 
-    def snapshot_due(self, version: int, previous_version: int) -> bool:
+    def snapshot_due(self, version: int, previous_version: int, nodes: int) -> bool:
         """Whether rows stored from ``previous_version`` up to ``version`` went past
-        a multiple of a tenth of the interval (docs/persistence.md#snapshots)."""
+        a multiple of the renewal period: a tenth of the interval, or a twentieth
+        of the surface's ``nodes`` if more (a snapshot's size grows with them), at
+        most the interval (docs/persistence.md#snapshots)."""
         interval = self.app.snapshot_interval
-        every = max(1, interval // SNAPSHOTS_PER_INTERVAL)
+        every = min(
+            interval,
+            max(1, interval // SNAPSHOTS_PER_INTERVAL, nodes // NODES_PER_PERIOD_EVENT),
+        )
         # Version 1 is the header's and nothing else's (the mapper reads it so).
         return (
             interval > 0
@@ -275,7 +286,9 @@ class SessionSaver:
     def snapshot_if_due(self, aggregate: Session, previous_version: int) -> None:
         """Snapshot an aggregate whose rows were stored without a flush (an
         import's stream insert) when a flush of them would have."""
-        if self.snapshot_due(aggregate.version, previous_version):
+        if self.snapshot_due(
+            aggregate.version, previous_version, len(aggregate.surface)
+        ):
             self.snapshot(aggregate)
 
     def take_snapshot(

@@ -85,6 +85,19 @@ def test_one_snapshot_per_interval_is_kept_and_the_latest_is_near_the_head(
         assert reader.messages("long", at=seq) == derive_messages(events[: seq + 1])
 
 
+def test_a_long_surface_renews_its_snapshot_less_often(make_app: MakeApp) -> None:
+    """The renewal period: a tenth of the interval, or a twentieth of the surface's
+    nodes if more (a snapshot grows with them), never longer than the interval."""
+    due = make_app(AGENTLOG_SNAPSHOT_INTERVAL="500").saver.snapshot_due
+    assert due(50, 49, nodes=100)  # past 50
+    assert not due(99, 51, nodes=100)
+    assert not due(150, 120, nodes=4000)  # 4,000 nodes: every 200 events
+    assert due(200, 199, nodes=4000)
+    assert due(500, 499, nodes=100_000)  # the interval at most
+    assert not due(999, 501, nodes=100_000)
+    assert not due(1, 0, nodes=0)  # the header alone: version 1 is the header's
+
+
 def test_a_flush_commits_its_snapshot_with_its_events(make_app: MakeApp) -> None:
     """On SQLite the snapshot is written in the flush's transaction: no
     transaction of its own, and none when the flush loses a conflict."""

@@ -89,6 +89,9 @@ def check_continues(
     version, so a stale writer whatever version it meant to write finds either
     no row below (read ``top``: the tombstone) or the tombstone itself
     (docs/erasure.md). Other gaps are the library's business, as before.
+    PostgreSQL's one-statement write runs this rule in PL/pgSQL
+    (``PostgresSessionRecorder._add_write_function``); the recorder contract
+    cases hold both to it.
     """
     row = row_at(first - 1) if first > 1 else None
     if row is None:

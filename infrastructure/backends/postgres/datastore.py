@@ -3,6 +3,8 @@
 - Every libpq parameter of the store URL (``sslmode``, ``sslrootcert``,
   ``application_name``, ``options``…) reaches every pooled connection: the
   library's datastore passes only host, port, database, user and password.
+- A connection on which a statement failed is closed (the pool replaces
+  it), so no stale record of its prepared statements outlives the failure.
 - Connections lost while in use are counted per thread, so a flush whose commit
   may have succeeded before the reply was lost knows to check the store before
   it retries (``application/saving.py``).
@@ -170,4 +172,13 @@ class AgentlogPostgresDatastore(PostgresDatastore):
             # recorders retry for 2 s: a closed store fails at once, typed.
             raise StoreClosedError
         with self.lost.watching(), super().get_connection() as connection:
-            yield connection
+            try:
+                yield connection
+            except psycopg.Error:
+                # A failed statement may leave psycopg's record of the
+                # connection's prepared statements ahead of the server's (seen
+                # after an aborted pipeline: the next write on the connection
+                # failed with 'prepared statement "_pg3_8" does not exist').
+                # Closed, the pool replaces it; failures are rare (conflicts).
+                connection.close()
+                raise

@@ -7,10 +7,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
+import psycopg
+from eventsourcing.persistence import (
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    StoredEvent,
+)
 from eventsourcing.utils import retry
-from psycopg.sql import SQL, Composed, Identifier
+from psycopg.sql import SQL, Composed, Identifier, Literal
 
+from agentlog.domain.errors import SessionErasedError
+from agentlog.domain.topics import ERASED_TOPIC
 from agentlog.infrastructure.backends.postgres.pooler import listens
 from agentlog.infrastructure.eventsourcing_seam_postgres import (
     PollingPostgresSubscription,
@@ -44,6 +52,14 @@ if TYPE_CHECKING:
     )
 
 
+WRITE_FUNCTION = "agentlog_write_v1"
+"""The plain write in one statement (its version in its name: a change is a
+new function, and every version's recorder finds its own)."""
+ERASED_SQLSTATE = "AGE01"
+"""The write function's refusal of a write to an erased stream."""
+UNDEFINED_FUNCTION = "42883"
+
+
 class PostgresSessionRecorder(PostgresRecorderSeam, StreamWrites):
     """The library's PostgreSQL recorder, plus the stream writes and
     :meth:`select_events_at_places`."""
@@ -63,39 +79,139 @@ class PostgresSessionRecorder(PostgresRecorderSeam, StreamWrites):
             "WHERE originator_id = %s ORDER BY originator_version DESC LIMIT 1)"
         ).format(events)
         self._notify_statement = SQL("NOTIFY {0}").format(Identifier(self.channel_name))
+        self._add_write_function()
+        self.writes_in_one_statement = True
+        """Whether a plain write calls the write function (not found: the
+        pipelined write, from then on)."""
 
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
-        """The library's insert; a plain one (a flush) in two round trips.
+        """The library's insert; a plain one (a flush) in one round trip.
 
         The library's pipeline waits for the server six times per flush (its
         transaction block syncs on entry and exit, the write guard reads, the
-        insert syncs, the commit, the pipeline's end). Here the whole
-        transaction up to the insert goes in one pipeline and one wait; the
-        guard's rows come back with the notification ids, the guard decides in
-        Python (:func:`check_continues`, the one place of that rule), and the
-        commit, or the rollback, is the second. Same statements, same lock,
-        same transaction: what commits, and in which order, is unchanged.
+        insert syncs, the commit, the pipeline's end). A plain write is one
+        call of the write function (:meth:`_add_write_function`) in a
+        transaction of its own: the table lock, the write guard, the
+        notification and the insert, committed as the statement ends. Where
+        the function is missing (tables created by an earlier version with
+        table creation turned off), the write is pipelined in two round trips
+        (:meth:`_insert_pipelined`). Same lock and transaction either way: what
+        commits, and in which order, is unchanged.
         """
         plain = not any(kwargs.values())  # no copy, more, snapshot, tracking
         if not plain or not stored_events or self.datastore.enable_db_functions:
             ids: Sequence[int] | None = super().insert_events(stored_events, **kwargs)
             return ids
-        pipelined: list[int] = self._insert_pipelined(stored_events)
-        return pipelined
+        written: list[int] = self._insert_plain(stored_events)
+        return written
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
-    def _insert_pipelined(self, stored_events: Sequence[StoredEvent]) -> list[int]:
-        """Lock, guard, notify and insert in one wait, commit in a second (the
-        library's retry of a lost connection, as its ``insert_events``)."""
-        firsts = list(first_versions(stored_events).items())
-        rows = [
+    def _insert_plain(self, stored_events: Sequence[StoredEvent]) -> list[int]:
+        """One call of the write function (the library's retry of a lost
+        connection, as its ``insert_events``)."""
+        if not self.writes_in_one_statement:
+            return self._insert_pipelined(stored_events)
+        firsts = first_versions(stored_events)
+        rows = self._pg_rows(stored_events)
+        params = (
+            rows,
+            list(firsts),
+            [first - 1 for first in firsts.values()],
+            ERASED_TOPIC,
+            f"{self.datastore.lock_timeout}s",
+        )
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            try:
+                curs.execute(self._write_call, params, prepare=True)
+            except psycopg.Error as error:
+                if error.sqlstate == ERASED_SQLSTATE:
+                    raise SessionErasedError(error.diag.message_detail or "") from None
+                if isinstance(error, psycopg.IntegrityError):
+                    # A lost race, typed as the library types it. Raised typed
+                    # from here, it keeps the connection: one statement out of
+                    # a pipeline leaves its prepared statements as they were.
+                    raise IntegrityError(str(error)) from error
+                if error.sqlstate != UNDEFINED_FUNCTION:
+                    raise
+            else:
+                return [row["id"] for row in curs.fetchall()]
+        self.writes_in_one_statement = False  # the function is missing
+        return self._insert_pipelined(stored_events)
+
+    def _add_write_function(self) -> None:
+        """The write function, created (or replaced) with the tables.
+
+        It is :func:`check_continues` in PL/pgSQL, between the table lock and
+        the insert: the row below the first version written, else the stream's
+        top row, must not be a tombstone (SQLSTATE ``AGE01``, the stream in
+        its detail). It decides in the database so that the write and its
+        commit are one round trip; the pipelined write and the other backends
+        decide in Python. ``tests/infrastructure/contracts/recorder_cases.py``
+        runs the same cases through both.
+        """
+        schema = Identifier(self.datastore.schema)
+        table = SQL("{0}.{1}").format(schema, Identifier(self.events_table_name))
+        function = SQL("{0}.{1}").format(schema, Identifier(WRITE_FUNCTION))
+        self.sql_create_statements.append(
+            SQL(
+                "CREATE OR REPLACE FUNCTION {function}("
+                "written {schema}.{event_type}[], streams text[], belows bigint[], "
+                "tombstone text, lock_wait text) RETURNS SETOF bigint "
+                "LANGUAGE plpgsql AS $agentlog$ "
+                "DECLARE i integer; decided text; "
+                "BEGIN "
+                "PERFORM set_config('lock_timeout', lock_wait, true); "
+                "LOCK TABLE {table} IN EXCLUSIVE MODE; "
+                "FOR i IN 1 .. coalesce(array_length(streams, 1), 0) LOOP "
+                "decided := NULL; "
+                "SELECT e.topic INTO decided FROM {table} AS e "
+                "WHERE e.originator_id = streams[i] "
+                "AND e.originator_version = belows[i]; "
+                "IF NOT FOUND THEN "
+                "SELECT e.topic INTO decided FROM {table} AS e "
+                "WHERE e.originator_id = streams[i] "
+                "ORDER BY e.originator_version DESC LIMIT 1; "
+                "END IF; "
+                "IF decided = tombstone THEN "
+                "RAISE EXCEPTION 'the stream is erased' "
+                "USING ERRCODE = {erased}, DETAIL = streams[i]; "
+                "END IF; "
+                "END LOOP; "
+                "NOTIFY {channel}; "
+                "RETURN QUERY INSERT INTO {table} "
+                "(originator_id, originator_version, topic, state) "
+                "SELECT w.originator_id, w.originator_version, w.topic, w.state "
+                "FROM unnest(written) AS w RETURNING notification_id; "
+                "END $agentlog$"
+            ).format(
+                function=function,
+                schema=schema,
+                event_type=Identifier(self.stored_event_type_name),
+                table=table,
+                erased=Literal(ERASED_SQLSTATE),
+                channel=Identifier(self.channel_name),
+            )
+        )
+        self._write_call = SQL(
+            "SELECT w.id FROM {0}(%s, %s::text[], %s::bigint[], %s, %s) AS w(id)"
+        ).format(function)
+
+    def _pg_rows(self, stored_events: Sequence[StoredEvent]) -> list[Any]:
+        """The rows as the library's composite type."""
+        return [
             self.construct_pg_stored_event(
                 event.originator_id, event.originator_version, event.topic, event.state
             )
             for event in stored_events
         ]
+
+    def _insert_pipelined(self, stored_events: Sequence[StoredEvent]) -> list[int]:
+        """Lock, guard, notify and insert in one wait, the guard deciding in
+        Python (:func:`check_continues`), commit in a second."""
+        firsts = list(first_versions(stored_events).items())
+        rows = self._pg_rows(stored_events)
         error: Exception | None = None
         ids: list[int] = []
         with self.datastore.get_connection() as conn:

@@ -201,7 +201,7 @@ def cold(cls: type[BenchSystem], job: dict[str, Any]) -> dict[str, Any]:
     if op == "append":
         conv = conversation(args["spec"])
         group = next_turns(conv, args["append_index"] + 1)[0]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     system = cls(db)
     if op == "read_all":
         value: Any = system.read_all(ref)  # type: ignore[arg-type]
@@ -218,9 +218,10 @@ def cold(cls: type[BenchSystem], job: dict[str, Any]) -> dict[str, Any]:
         msg = f"unknown op {op!r}"
         raise ValueError(msg)
     seconds = time.perf_counter() - start
+    cpu = time.process_time() - cpu
     system.close()
     count = len(value)
-    return {"seconds": seconds, "count": count, "digest": digest(value)}
+    return {"seconds": seconds, "cpu": cpu, "count": count, "digest": digest(value)}
 
 
 OPS: dict[str, Callable[[type[BenchSystem], dict[str, Any]], dict[str, Any]]] = {

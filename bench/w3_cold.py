@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -34,6 +35,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=None)
     options = parser.parse_args(argv)
     workdir = options.workdir or Path(tempfile.mkdtemp(prefix="agentlog-w3-"))
+    try:
+        return _run(options, workdir)
+    finally:
+        if options.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _run(options: argparse.Namespace, workdir: Path) -> int:
+    """Build the stores in ``workdir``, take the samples, print the table."""
     before = options.before.resolve() if options.before is not None else None
     runner = Runner(SIZES["small"], workdir, ("floor", "agentlog"), before)
     runner.probe()

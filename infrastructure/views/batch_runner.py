@@ -49,7 +49,9 @@ class BatchRunner(Generic[TApp]):
 
     BATCH = 500
     """Notifications folded in one transaction at most (the library's
-    subscription reads the log 500 at a time)."""
+    subscription reads the log 500 at a time); ``AGENTLOG_WORKER_BATCH`` sets
+    another."""
+    BATCH_ENV = "AGENTLOG_WORKER_BATCH"
 
     def __init__(
         self,
@@ -70,7 +72,9 @@ class BatchRunner(Generic[TApp]):
         self.position = self.view.max_tracking_id(self.app_name) or 0
         self.is_interrupted = threading.Event()
         self._error: BaseException | None = None
-        self._delivered: queue.Queue[Notification] = queue.Queue(2 * self.BATCH)
+        setting = env.get(self.BATCH_ENV) or os.environ.get(self.BATCH_ENV)
+        self.batch = max(1, int(setting or self.BATCH))
+        self._delivered: queue.Queue[Notification] = queue.Queue(2 * self.batch)
         self._subscription = self.app.recorder.subscribe(
             gt=self.position, topics=self.projection.topics
         )
@@ -109,7 +113,7 @@ class BatchRunner(Generic[TApp]):
                 batch = [self._delivered.get(timeout=TICK)]
             except queue.Empty:
                 continue
-            while len(batch) < self.BATCH:
+            while len(batch) < self.batch:
                 try:
                     batch.append(self._delivered.get_nowait())
                 except queue.Empty:

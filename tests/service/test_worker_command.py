@@ -47,8 +47,10 @@ def url() -> Iterator[str]:
 class Worker:
     """An ``agentlog worker`` process and its status lines, read as they come."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, batch: int | None = None) -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        if batch is not None:
+            env["AGENTLOG_WORKER_BATCH"] = str(batch)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "agentlog", "--store", url, "worker"]
             + ["--status-every", "0.1"],
@@ -118,7 +120,9 @@ def test_a_killed_worker_resumes_with_nothing_twice_and_nothing_skipped(
             raw_write_many(app, logs[start : start + 50])
     finally:
         app.close()
-    first = Worker(url)
+    # Small batches, so the status lines (every 0.1 s) see it part way even
+    # on an idle machine, where batches of 500 fold this log at once.
+    first = Worker(url, batch=10)
     # Part way: some view has folded some, not all, of the log.
     first.wait_for(lambda m: any(0 < p < int(m.group(1)) for p in positions(m)))
     first.process.send_signal(signal.SIGKILL)

@@ -20,7 +20,7 @@ from agentlog.domain.json import copy_json
 from agentlog.domain.messages import derive_message
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Mapping
 
     from eventsourcing.persistence import ApplicationRecorder, StoredEvent
 
@@ -52,17 +52,27 @@ class MessageHistory:
         self._cache.pop(session_id, None)
 
     def messages(
-        self, aggregate: Session, *, last: int | None = None, shared: bool = False
+        self,
+        aggregate: Session,
+        *,
+        last: int | None = None,
+        shared: bool = False,
+        stored: Mapping[int, Envelope] | None = None,
     ) -> list[Message]:
-        """The messages of the aggregate's surface, or its ``last`` N (``shared``:
-        see :meth:`of_nodes`)."""
+        """The messages of the aggregate's surface, or its ``last`` N (``shared``,
+        ``stored``: see :meth:`of_nodes`)."""
         pending = {
             event.seq: event.envelope
             for event in aggregate.pending_events
             if isinstance(event, SessionEvent)
         }
         return self.of_nodes(
-            aggregate.id, aggregate.surface.seqs, pending, last=last, shared=shared
+            aggregate.id,
+            aggregate.surface.seqs,
+            pending,
+            last=last,
+            shared=shared,
+            stored=stored,
         )
 
     def of_nodes(
@@ -73,26 +83,29 @@ class MessageHistory:
         *,
         last: int | None = None,
         shared: bool = False,
+        stored: Mapping[int, Envelope] | None = None,
     ) -> list[Message]:
         """The messages of these surface nodes (``pending``: unflushed events by
         seq), or their ``last`` N; an as-of read passes an earlier surface.
 
         ``shared`` returns the cached messages themselves, not copies: for an
         in-library reader that copies only what it hands out, and never mutates.
+        ``stored``: stored events by seq that the caller has just decoded and
+        owns (the tail a load read), taken instead of reading them again.
         """
         cache = self._cache.pop(session_id, None) or {}
         self._cache[session_id] = cache
         while len(self._cache) > CACHED_SESSIONS:
             self._cache.popitem(last=False)
         if last is None:
-            return self._derive(session_id, nodes, pending, cache, shared)
+            return self._derive(session_id, nodes, pending, cache, shared, stored)
         found: list[Message] = []
         end = len(nodes)
         window = max(last, 1)
         while end > 0 and len(found) < last:
             begin = max(0, end - window)
             found[:0] = self._derive(
-                session_id, nodes[begin:end], pending, cache, shared
+                session_id, nodes[begin:end], pending, cache, shared, stored
             )
             end = begin
             window *= 2
@@ -105,10 +118,18 @@ class MessageHistory:
         pending: dict[int, Envelope],
         cache: dict[int, Message | None],
         shared: bool,
+        stored: Mapping[int, Envelope] | None = None,
     ) -> list[Message]:
         """Messages of these surface nodes, reading only uncached events (fresh
         copies unless ``shared``)."""
         missing = [s for s in nodes if s not in pending and s not in cache]
+        if stored and missing:
+            for seq in missing:
+                envelope = stored.get(seq)
+                if envelope is not None:
+                    # Decoded for the caller alone: no copy needed.
+                    cache[seq] = derive_message(envelope, copy=False)
+            missing = [s for s in missing if s not in cache]
         with gc_paused():
             for row in self.rows_at(session_id, sorted(missing)) if missing else ():
                 # Freshly decoded and owned here: no copy needed.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from eventsourcing.application import AggregateNotFoundError
@@ -17,6 +18,7 @@ from eventsourcing.application import AggregateNotFoundError
 from agentlog.application.gc_pause import gc_paused
 from agentlog.application.handle import SessionHandle
 from agentlog.application.store_errors import store_errors
+from agentlog.application.stored_log import SnapshotTailReader
 from agentlog.domain.errors import (
     SessionAlreadyExistsError,
     SessionConflictError,
@@ -35,7 +37,7 @@ from agentlog.domain.session import (
 from agentlog.domain.vocabulary import check_legacy, check_reserved_type
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
     from agentlog.application.sessions import Sessions
     from agentlog.domain.json import Envelope
@@ -99,26 +101,68 @@ class SessionLoader:
         )
         return app.observers.announce(self.make_live(aggregate, new=True))
 
-    def load_aggregate(self, session_id: str, *, at: int | None = None) -> Session:
+    def load_aggregate(
+        self,
+        session_id: str,
+        *,
+        at: int | None = None,
+        tail: dict[int, Envelope] | None = None,
+    ) -> Session:
         """The stored session's decision state: latest snapshot plus the tail
-        (``at``: as of that seq, from the latest snapshot at or before it)."""
+        (``at``: as of that seq, from the latest snapshot at or before it).
+        ``tail`` receives the tail's events by seq (a read that needs some of
+        them then reads none again)."""
         check_known_session_id(session_id)
-        app = self.app
         version = None if at is None else at + 2
+        project = self.project
+        if tail is not None:
+
+            def project(aggregate: Session | None, events: Any) -> Session | None:
+                return self.project(aggregate, keeping(events, tail))
+
         try:
             with store_errors(), gc_paused():
-                aggregate = app.repository.get(
-                    session_id, version=version, projector_func=self.project
-                )
+                aggregate = self._reconstruct(session_id, version, project)
         except AggregateNotFoundError:
             raise SessionNotFoundError(session_id) from None
         assert isinstance(aggregate, Session)
         check_format_version(session_id, aggregate.header)
         if aggregate.corruption is not None:
             raise aggregate.corruption
-        aggregate.invariants = app.invariants
-        aggregate.clock = app.clock
+        aggregate.invariants = self.app.invariants
+        aggregate.clock = self.app.clock
         return aggregate
+
+    def _reconstruct(
+        self,
+        session_id: str,
+        version: int | None,
+        project: Callable[[Session | None, Any], Session | None],
+    ) -> Any:
+        """The library's repository read, or, where the recorder reads the
+        latest snapshot and the events after it in one statement
+        (:class:`SnapshotTailReader`), the same fold over that one read."""
+        app = self.app
+        recorder = app.recorder
+        snapshots = app.snapshots
+        if (
+            snapshots is not None
+            and app.repository.cache is None
+            and isinstance(recorder, SnapshotTailReader)
+        ):
+            read = recorder.select_snapshot_and_events(
+                snapshots.recorder, session_id, version
+            )
+            if read is not None:
+                snapshot, rows = read
+                first = [] if snapshot is None else [snapshot]
+                aggregate = project(
+                    None, map(app.mapper.to_domain_event, chain(first, rows))
+                )
+                if aggregate is None:
+                    raise AggregateNotFoundError(session_id)
+                return aggregate
+        return app.repository.get(session_id, version=version, projector_func=project)
 
     def make_live(self, aggregate: Session, *, new: bool = False) -> SessionHandle:
         """Make ``aggregate`` the session's live handle (the newest one wins).
@@ -178,6 +222,15 @@ class SessionLoader:
             app.saver.flush(handle)
             logger.info("repaired session %r (%d closer(s))", session_id, len(closers))
         return closers
+
+
+def keeping(events: Iterable[Any], tail: dict[int, Envelope]) -> Iterator[Any]:
+    """``events`` as they are folded, each session event's envelope kept in
+    ``tail`` by seq."""
+    for event in events:
+        if isinstance(event, SessionEvent):
+            tail[event.seq] = event.envelope
+        yield event
 
 
 def refusing_legacy(events: Iterable[Any]) -> Iterator[Any]:

@@ -193,15 +193,23 @@ class SessionReads:
                 session_id, state.nodes, state.pending, last=last, shared=shared
             )
 
-        def of(aggregate: Session) -> list[dict[str, Any]]:
+        def of(
+            aggregate: Session, stored: dict[int, Envelope] | None = None
+        ) -> list[dict[str, Any]]:
             if aggregate.corruption is not None:
                 raise aggregate.corruption
-            return app.history.messages(aggregate, last=last, shared=shared)
+            return app.history.messages(
+                aggregate, last=last, shared=shared, stored=stored
+            )
+
+        def of_stored() -> list[dict[str, Any]]:
+            # The tail the load reads (a session shorter than the snapshot
+            # interval: all of it) gives its messages without a second read.
+            tail: dict[int, Envelope] = {}
+            return of(app.loader.load_aggregate(session_id, tail=tail), tail)
 
         return self._consistent(
-            session_id,
-            lambda handle: of(handle.aggregate),
-            lambda: of(app.load_aggregate(session_id)),
+            session_id, lambda handle: of(handle.aggregate), of_stored
         )
 
 

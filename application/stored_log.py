@@ -51,6 +51,21 @@ class PlaceReader(Protocol):
         ...  # pragma: no cover
 
 
+@runtime_checkable
+class SnapshotTailReader(Protocol):
+    """A recorder that reads a stream's latest snapshot and the events after
+    it in one statement (``backends.postgres.recorders``): a load of a stored
+    session in one round trip, not the library's two."""
+
+    def select_snapshot_and_events(
+        self, snapshots: object, originator_id: str, lte: int | None = None
+    ) -> tuple[StoredEvent | None, Sequence[StoredEvent]] | None:
+        """The latest row of the recorder ``snapshots`` at or below ``lte`` and
+        this recorder's rows after it up to ``lte``, in order; ``None``: it
+        cannot read ``snapshots`` with them (read them as the library does)."""
+        ...  # pragma: no cover
+
+
 @dataclass(frozen=True, slots=True)
 class PlacedEvents:
     """What :meth:`StoredLog.events_at` read: each place's event, or the error

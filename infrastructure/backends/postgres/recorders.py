@@ -17,6 +17,7 @@ from eventsourcing.persistence import (
 from eventsourcing.utils import retry
 from psycopg.sql import SQL, Composed, Identifier, Literal
 
+from agentlog.application.stored_log import VERSION_MAX
 from agentlog.domain.errors import SessionErasedError
 from agentlog.domain.topics import ERASED_TOPIC
 from agentlog.infrastructure.backends.postgres.pooler import listens
@@ -354,6 +355,61 @@ class PostgresSessionRecorder(PostgresRecorderSeam, StreamWrites):
                 for row in curs.fetchall()
             ]
 
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def select_snapshot_and_events(
+        self, snapshots: object, originator_id: str, lte: int | None = None
+    ) -> tuple[StoredEvent | None, list[StoredEvent]] | None:
+        """The stream's latest snapshot at or below ``lte`` and its events
+        after it (up to ``lte``), in one statement: what the library's
+        repository reads in two. ``None``: ``snapshots`` is not a recorder of
+        this datastore (the caller reads as the library does)."""
+        datastore = getattr(snapshots, "datastore", None)
+        table_name = getattr(snapshots, "events_table_name", None)
+        if datastore is not self.datastore or not isinstance(table_name, str):
+            return None
+        statement = self._snapshot_and_events_statement(table_name)
+        bound = VERSION_MAX if lte is None else min(lte, VERSION_MAX)
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(
+                statement, (originator_id, bound, originator_id, bound), prepare=True
+            )
+            snapshot: StoredEvent | None = None
+            events: list[StoredEvent] = []
+            for row in curs.fetchall():
+                stored = StoredEvent(
+                    originator_id,
+                    row["originator_version"],
+                    row["topic"],
+                    bytes(row["state"]),
+                )
+                if row["snapshot"]:
+                    snapshot = stored
+                else:
+                    events.append(stored)
+        # Sorted here, not by the server: the rows come in order already.
+        events.sort(key=_version)
+        return snapshot, events
+
+    def _snapshot_and_events_statement(self, snapshots_table: str) -> Composed:
+        """Plain parameters (the id and the bound, twice each), so PostgreSQL keeps one
+        generic plan; both reads see the statement's one snapshot, so an
+        erase (tombstone written, snapshots deleted) is seen whole or not."""
+        snapshots = SQL("{0}.{1}").format(
+            Identifier(self.datastore.schema), Identifier(snapshots_table)
+        )
+        return SQL(
+            "WITH s AS MATERIALIZED (SELECT originator_id, originator_version, "
+            "topic, state FROM {0} WHERE originator_id = %s "
+            "AND originator_version <= %s "
+            "ORDER BY originator_version DESC LIMIT 1) "
+            "SELECT true AS snapshot, originator_version, topic, state FROM s "
+            "UNION ALL (SELECT false, e.originator_version, e.topic, e.state "
+            "FROM {1} AS e WHERE e.originator_id = %s "
+            "AND e.originator_version > coalesce("
+            "(SELECT originator_version FROM s), 0) "
+            "AND e.originator_version <= %s ORDER BY e.originator_version)"
+        ).format(snapshots, self._events_table)
+
     @property
     def _events_table(self) -> Composed:
         return SQL("{0}.{1}").format(
@@ -502,6 +558,10 @@ class PostgresSessionRecorder(PostgresRecorderSeam, StreamWrites):
             ),
             (list(session_ids),),
         )
+
+
+def _version(event: StoredEvent) -> int:
+    return event.originator_version
 
 
 def _given(row: Row | None) -> Callable[..., Row | None]:

@@ -1,0 +1,178 @@
+"""What one operation costs on PostgreSQL, in round trips, pinned.
+
+Counted by the relay of ``bench.round_trips`` (one round trip per ReadyForQuery
+from the server), warm: each operation runs first until every pooled
+connection has prepared its statements (docs/scale.md#round-trips-and-latency-per-operation).
+A change that adds a round trip to one of these fails here, whatever the load.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from agentlog.application import Sessions
+from agentlog.domain.errors import SessionNotFoundError
+from bench.round_trips import WARM_RUNS, RoundTripRelay
+from tests.builders import SE, SS, TE, TS, A, U
+from tests.conftest import postgres_schema_env
+from tests.scenarios.harness import add
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def pg_env() -> Iterator[dict[str, str]]:
+    yield from postgres_schema_env()
+
+
+@pytest.fixture
+def keys() -> Iterator[dict[str, str]]:
+    """Another schema, for a key store."""
+    yield from postgres_schema_env()
+
+
+@pytest.fixture
+def relay(pg_env: dict[str, str]) -> Iterator[RoundTripRelay]:
+    relay = RoundTripRelay(pg_env["POSTGRES_HOST"], int(pg_env["POSTGRES_PORT"]))
+    yield relay
+    relay.close()
+
+
+@pytest.fixture
+def relayed(pg_env: dict[str, str], relay: RoundTripRelay) -> dict[str, str]:
+    """The schema's environment, through the relay."""
+    return {**pg_env, "POSTGRES_HOST": "127.0.0.1", "POSTGRES_PORT": str(relay.port)}
+
+
+@pytest.fixture
+def open_app(relayed: dict[str, str]) -> Iterator[Callable[..., Sessions]]:
+    apps: list[Sessions] = []
+
+    def make(**env: str) -> Sessions:
+        app = Sessions(env={**relayed, **env})
+        apps.append(app)
+        return app
+
+    yield make
+    for app in reversed(apps):
+        app.close()
+
+
+def store_turns(app: Sessions, session_id: str, turns: int) -> None:
+    handle = app.create_session(session_id=session_id, cwd="/srv")
+    for turn in range(1, turns + 1):
+        add(
+            handle,
+            TS(turn),
+            U(f"question {turn} about zebra"),
+            SS(turn, 1),
+            A(f"answer {turn}", turn=turn, step=1),
+            SE(turn, 1),
+            TE(turn),
+        )
+        app.flush(handle)
+
+
+def warm_trips(relay: RoundTripRelay, operation: Callable[[], Any]) -> int:
+    """The round trips of ``operation`` once every pooled connection ran it."""
+    for _ in range(WARM_RUNS):
+        operation()
+    with relay.counted() as counted:
+        operation()
+    return counted[0]
+
+
+def test_messages_of_a_stored_session_is_one_round_trip(
+    relay: RoundTripRelay, open_app: Callable[..., Sessions]
+) -> None:
+    writer = open_app()
+    ids = [f"s{n}" for n in range(20)]  # more than the history caches
+    for sid in ids:
+        store_turns(writer, sid, 3)
+    reader = open_app()
+    turn = iter(range(10**6))
+
+    def read() -> None:
+        assert len(reader.messages(ids[next(turn) % len(ids)])) == 6
+
+    assert warm_trips(relay, read) == 1
+
+
+def test_messages_after_a_snapshot_is_two_round_trips(
+    relay: RoundTripRelay, open_app: Callable[..., Sessions]
+) -> None:
+    """The snapshot and the events after it in one statement; the surface
+    rows before the snapshot in a second."""
+    writer = open_app(AGENTLOG_SNAPSHOT_INTERVAL="100")  # a snapshot per 10
+    ids = [f"s{n}" for n in range(20)]
+    for sid in ids:
+        store_turns(writer, sid, 4)  # 25 events: 2 snapshots
+    reader = open_app(AGENTLOG_SNAPSHOT_INTERVAL="100")
+    turn = iter(range(10**6))
+    expected = writer.messages(ids[0])
+    assert len(expected) == 8
+    assert writer.snapshots is not None
+    assert writer.snapshots.recorder.select_events(ids[0], desc=True, limit=1)
+
+    def read() -> None:
+        assert reader.messages(ids[next(turn) % len(ids)]) == expected
+
+    assert warm_trips(relay, read) == 2
+
+
+def test_the_one_statement_read_sees_each_flush_and_erasure(
+    open_app: Callable[..., Sessions],
+) -> None:
+    """The read's semantics are the library's two reads': a flush of another
+    ``Sessions`` is seen at once, an erased session is missing."""
+    writer = open_app(AGENTLOG_SNAPSHOT_INTERVAL="100")
+    reader = open_app(AGENTLOG_SNAPSHOT_INTERVAL="100")
+    store_turns(writer, "s", 1)
+    handle = writer.get_session("s")
+    for turn in range(2, 30):
+        add(handle, TS(turn), U(f"more {turn}"), TE(turn))
+        writer.flush(handle)
+        messages = reader.messages("s")
+        assert messages == writer.messages("s")
+        assert messages[-1]["content"][0]["text"] == f"more {turn}"
+    writer.erase("s", reason="test")
+    with pytest.raises(SessionNotFoundError):
+        reader.messages("s")
+
+
+def test_an_encrypted_session_reads_in_one_round_trip(
+    relay: RoundTripRelay,
+    relayed: dict[str, str],
+    keys: dict[str, str],
+    open_app: Callable[..., Sessions],
+) -> None:
+    """Once its key is cached (read once per process, one more round trip)."""
+    sealed = {
+        "AGENTLOG_ENCRYPTION": "per-session",
+        "AGENTLOG_MASTER_KEY": base64.b64encode(os.urandom(32)).decode(),
+        "AGENTLOG_KEYSTORE": (
+            f"postgresql://{relayed['POSTGRES_USER']}@127.0.0.1:{relay.port}/"
+            f"{relayed['POSTGRES_DBNAME']}?schema={keys['POSTGRES_SCHEMA']}"
+        ),
+    }
+    writer = open_app(**sealed)
+    ids = [f"s{n}" for n in range(20)]
+    for sid in ids:
+        store_turns(writer, sid, 2)
+    reader = open_app(**sealed)
+    expected = writer.messages(ids[0])
+    turn = iter(range(10**6))
+
+    def read() -> None:
+        assert reader.messages(ids[next(turn) % len(ids)]) == expected
+
+    for _ in ids:
+        read()
+    assert warm_trips(relay, read) == 1

@@ -19,6 +19,7 @@ from agentlog.infrastructure.views.sealing import SealableView
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
+    from contextlib import AbstractContextManager
 
     from eventsourcing.persistence import Tracking
 
@@ -65,9 +66,14 @@ class SQLView(SealableView, View[TRow], Generic[TRow]):
     def _delete(self, cursor: Any, session_ids: Collection[str]) -> None:
         """Delete the rows of these (at least one) session ids."""
 
+    def _reading(self) -> AbstractContextManager[Any]:
+        """A cursor for one read statement: a read transaction of its own
+        (PostgreSQL's: the statement alone, one round trip, not three)."""
+        return self.datastore.transaction(commit=False)  # type: ignore[no-any-return]
+
     def _read(self, sql: Any, params: Sequence[Any]) -> list[TRow]:
-        """``_fetch`` in a read transaction of its own."""
-        with self.datastore.transaction(commit=False) as cursor:
+        """``_fetch`` in a read of its own."""
+        with self._reading() as cursor:
             return self._fetch(cursor, sql, params)
 
     def save(
@@ -95,31 +101,28 @@ class SQLView(SealableView, View[TRow], Generic[TRow]):
             self._delete(own, session_ids)
 
     def select_rows(self, keys: Collection[str]) -> dict[str, TRow]:
-        with self.datastore.transaction(commit=False) as cursor:
+        with self._reading() as cursor:
             return self._select(cursor, keys)
 
     @abstractmethod
-    def _top_in(self, cursor: Any, recorder: Any) -> int | None:
-        """The application recorder's last notification id, read with ``cursor``."""
-
-    @abstractmethod
-    def _positions_in(self, cursor: Any, keys: Sequence[str]) -> dict[str, int]:
-        """The recorded position of each tracking key that has one."""
+    def _top_and_positions(
+        self, recorder: Any, keys: Sequence[str]
+    ) -> tuple[int | None, dict[str, int]]:
+        """The application recorder's last notification id, then the recorded
+        position of each tracking key that has one, in one read."""
 
     def read_positions(
         self, application_name: str, views: Sequence[View[Any]], recorder: Any
     ) -> tuple[int, list[int]] | None:
-        """One transaction for what a cold catch-up used to read in four: the
-        log's top first (as ``max_notification_id``), then every position."""
+        """One read for what a cold catch-up used to read in four: the log's
+        top first (as ``max_notification_id``), then every position."""
         store = self.datastore
         if any(
             getattr(one, "datastore", None) is not store for one in (recorder, *views)
         ):
             return None
         keys = [view.tracking_key(application_name) for view in views]
-        with store.transaction(commit=False) as cursor:
-            top = self._top_in(cursor, recorder)
-            found = self._positions_in(cursor, keys)
+        top, found = self._top_and_positions(recorder, keys)
         return top or 0, [found.get(key) or 0 for key in keys]
 
 
@@ -149,7 +152,7 @@ class SQLListingView(SQLView[ListingRow], ListingView):
         # means the end (callers page until one is short).
         kept: list[ListingRow] = []
         while True:
-            with self.datastore.transaction(commit=False) as cursor:
+            with self._reading() as cursor:
                 stored = self._fetch_stored(
                     cursor, *self.page_query(limit=limit, after=after, scope=scope)
                 )

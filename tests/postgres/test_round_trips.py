@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from agentlog.application import Sessions
+from agentlog.application import SessionQuery, Sessions
+from agentlog.application.catch_up import views_of
 from agentlog.domain.errors import SessionNotFoundError
 from bench.round_trips import WARM_RUNS, RoundTripRelay
 from tests.builders import SE, SS, TE, TS, A, U
@@ -176,3 +177,60 @@ def test_an_encrypted_session_reads_in_one_round_trip(
     for _ in ids:
         read()
     assert warm_trips(relay, read) == 1
+
+
+def test_a_warm_listing_page_is_two_round_trips(
+    relay: RoundTripRelay, open_app: Callable[..., Sessions]
+) -> None:
+    """The log's top (are the views current?), then the page: each one
+    statement, without ``BEGIN`` and ``ROLLBACK`` around it."""
+    writer = open_app()
+    for n in range(3):
+        store_turns(writer, f"s{n}", 1)
+    query = SessionQuery(open_app())
+
+    def page() -> None:
+        assert len(query.list_summaries(limit=50).items) == 3
+
+    assert warm_trips(relay, page) == 2
+
+
+def test_a_cold_catch_up_reads_the_top_and_every_position_in_one_round_trip(
+    relay: RoundTripRelay, open_app: Callable[..., Sessions]
+) -> None:
+    app = open_app()
+    store_turns(app, "s", 1)
+    views = views_of(app)
+    views.catch_up()
+    for _ in range(WARM_RUNS):  # each pooled connection prepares it
+        views.views[0].read_positions(app.name, views.views, app.recorder)
+    with relay.counted() as counted:
+        top, positions = views.views[0].read_positions(
+            app.name, views.views, app.recorder
+        ) or (None, [])
+    assert counted == [1]
+    assert top == app.recorder.max_notification_id()
+    assert positions == [top] * 3
+
+
+def test_a_read_transaction_keeps_the_prepared_statements(
+    relay: RoundTripRelay, open_app: Callable[..., Sessions]
+) -> None:
+    """It commits (read only) instead of rolling back: psycopg forgets what a
+    connection prepared at a ``ROLLBACK``, then sends ``DEALLOCATE ALL`` and
+    prepares every statement again, a round trip more each."""
+    store_turns(open_app(), "s", 1)
+    reader = open_app()  # no live handle: its reads are one statement each
+    datastore: Any = reader.factory.datastore  # type: ignore[attr-defined]
+
+    def read() -> None:
+        with datastore.transaction(commit=False) as cursor:
+            cursor.execute("SELECT 1")
+        assert len(reader.read_events("s")) == 6
+
+    assert warm_trips(relay, read) == 4  # BEGIN, SELECT, COMMIT; the events
+    with (
+        pytest.raises(Exception, match="read-only transaction"),
+        datastore.transaction(commit=False) as cursor,
+    ):
+        cursor.execute("CREATE TABLE refused (x int)")

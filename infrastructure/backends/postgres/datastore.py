@@ -33,7 +33,7 @@ from agentlog.domain.errors import StoreClosedError
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
-    from psycopg import Connection
+    from psycopg import Connection, Cursor
     from psycopg.rows import DictRow
 
 logger = logging.getLogger(__name__)
@@ -164,6 +164,34 @@ class AgentlogPostgresDatastore(PostgresDatastore):
     def close(self) -> None:
         self.closed = True
         super().close()
+
+    @contextlib.contextmanager
+    def transaction(self, *, commit: bool = False) -> Iterator[Cursor[DictRow]]:
+        """The library's; a read (``commit=False``) is ``BEGIN READ ONLY`` …
+        ``COMMIT``, not the library's ``ROLLBACK``.
+
+        psycopg takes a ``ROLLBACK`` for a sign that what the connection
+        prepared may be gone: it forgets every prepared statement, sends
+        ``DEALLOCATE ALL`` before the connection's next statement and prepares
+        each statement again on its next use, a round trip more each
+        (docs/scale.md#round-trips-and-latency-per-operation). A read-only
+        transaction commits nothing, and refuses a write as a rollback
+        would have discarded it; on an error it still rolls back.
+        """
+        if commit:
+            with super().transaction(commit=True) as cursor:
+                yield cursor
+            return
+        with self.get_connection() as connection:
+            connection.execute("BEGIN READ ONLY")
+            try:
+                yield connection.cursor()
+            except BaseException:
+                if not connection.broken:
+                    with contextlib.suppress(psycopg.Error):
+                        connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
 
     @contextlib.contextmanager
     def get_connection(self) -> Iterator[Connection[DictRow]]:

@@ -47,6 +47,7 @@ from agentlog.infrastructure.views.sql import SQLListingView, SQLView
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
+    from contextlib import AbstractContextManager
 
     from eventsourcing.postgres import PostgresDatastore
     from psycopg import Cursor
@@ -217,26 +218,38 @@ class PostgresView(KeyedPostgresTracking, SQLView[TRow], Generic[TRow]):
     def select_all(self) -> list[TRow]:
         return self._read(self._select_sql + SQL("ORDER BY session_id"), ())
 
-    def _top_in(self, curs: Cursor[DictRow], recorder: Any) -> int | None:
-        curs.execute(recorder.max_notification_id_statement)
-        row = curs.fetchone()
-        return None if row is None else row["max"]
+    def _reading(self) -> AbstractContextManager[Cursor[DictRow]]:
+        """A cursor of an autocommit connection: a read of one statement is a
+        transaction of its own, without the round trips of ``BEGIN`` and
+        ``ROLLBACK`` around it."""
+        return self.datastore.cursor()
 
-    def _positions_in(
-        self, curs: Cursor[DictRow], keys: Sequence[str]
-    ) -> dict[str, int]:
-        curs.execute(
-            SQL(
-                "SELECT application_name, MAX(notification_id) AS position "
-                "FROM {0} WHERE application_name = ANY(%s) GROUP BY application_name"
-            ).format(self._tracking_table),
-            (list(keys),),
+    def _top_and_positions(
+        self, recorder: Any, keys: Sequence[str]
+    ) -> tuple[int | None, dict[str, int]]:
+        """One statement (one round trip): the log's top first, then each
+        key's position, in the key's order (``NULL``: none yet)."""
+        statement = SQL(
+            "SELECT (SELECT max(notification_id) FROM {0}.{1}) AS top, "
+            "ARRAY(SELECT (SELECT max(t.notification_id) FROM {2} AS t "
+            "WHERE t.application_name = k.name) "
+            "FROM unnest(%s::text[]) WITH ORDINALITY AS k(name, n) "
+            "ORDER BY k.n) AS positions"
+        ).format(
+            Identifier(recorder.datastore.schema),
+            Identifier(recorder.events_table_name),
+            self._tracking_table,
         )
-        return {
-            str(row["application_name"]): row["position"]
-            for row in curs.fetchall()
-            if row["position"] is not None
+        with self._reading() as curs:
+            curs.execute(statement, (list(keys),), prepare=True)
+            row = curs.fetchone()
+        assert row is not None
+        found = {
+            key: position
+            for key, position in zip(keys, row["positions"], strict=True)
+            if position is not None
         }
+        return row["top"], found
 
     def clear(self, application_name: str) -> None:
         with self.datastore.transaction(commit=True) as curs:
@@ -311,7 +324,7 @@ class PostgresListingView(PostgresView[ListingRow], SQLListingView):
         sql = SQL("SELECT header FROM {0} WHERE header IS NOT NULL ").format(
             self._table
         )
-        with self.datastore.transaction(commit=False) as curs:
+        with self._reading() as curs:
             curs.execute(sql + where, params)
             return [
                 decode_column("json", record["header"]) for record in curs.fetchall()

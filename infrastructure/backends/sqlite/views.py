@@ -147,19 +147,21 @@ class SQLiteView(KeyedSQLiteTracking, SQLView[TRow], Generic[TRow]):
     def select_all(self) -> list[TRow]:
         return self._read(self._select_sql + "ORDER BY session_id", ())
 
-    def _top_in(self, c: SQLiteCursor, recorder: Any) -> int | None:
-        c.execute(recorder.select_max_notification_id_statement)
-        row = c.fetchone()
-        return None if row is None else row[0]
-
-    def _positions_in(self, c: SQLiteCursor, keys: Sequence[str]) -> dict[str, int]:
+    def _top_and_positions(
+        self, recorder: Any, keys: Sequence[str]
+    ) -> tuple[int | None, dict[str, int]]:
+        """Two statements in one read transaction."""
         marks = ", ".join("?" for _ in keys)
-        c.execute(
-            "SELECT application_name, MAX(notification_id) FROM tracking "
-            f"WHERE application_name IN ({marks}) GROUP BY application_name",
-            list(keys),
-        )
-        return {str(row[0]): row[1] for row in c.fetchall() if row[1] is not None}
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(recorder.select_max_notification_id_statement)
+            row = c.fetchone()
+            c.execute(
+                "SELECT application_name, MAX(notification_id) FROM tracking "
+                f"WHERE application_name IN ({marks}) GROUP BY application_name",
+                list(keys),
+            )
+            found = {str(r[0]): r[1] for r in c.fetchall() if r[1] is not None}
+        return None if row is None else row[0], found
 
     def clear(self, application_name: str) -> None:
         with self.datastore.transaction(commit=True) as c:

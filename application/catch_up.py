@@ -47,9 +47,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-def catch_up_to_read(views: Any) -> None:
+def catch_up_to_read(views: Any, top: int | None = None) -> None:
     """Catch ``views`` up before a read; if they cannot be written, read what
-    they hold.
+    they hold. ``top``: the log's top, read at or after the read began (a
+    read of several views reads it once, see ``SessionViews.catch_up``).
 
     A read catches up first so a caller sees its own writes. A store opened
     read-only is not caught up at all: its views are kept by whoever writes it
@@ -64,7 +65,7 @@ def catch_up_to_read(views: Any) -> None:
         return
     try:
         with store_errors():
-            views.catch_up()
+            views.catch_up(top)
     except Exception as error:
         if not is_unwritable(error):
             raise
@@ -196,13 +197,19 @@ class SessionViews:
             raise RuntimeError(msg)
         return app
 
-    def catch_up(self) -> int:
-        """Bring every view up to the log's last notification; returns rows read."""
+    def catch_up(self, top: int | None = None) -> int:
+        """Bring every view up to the log's last notification; returns rows read.
+
+        ``top``: the log's last notification id as the caller read it at or
+        after its read began (a search reads it once for the index and the
+        titles); views known to be there read nothing.
+        """
         app = self.app
         with self._lock:
             # Views known current need only the log's top: the usual warm read.
             if self._positions:
-                top = app.recorder.max_notification_id() or 0
+                if top is None:
+                    top = app.recorder.max_notification_id() or 0
                 if min(self._positions.values()) >= top:
                     return 0
             top, positions = self._read_positions()

@@ -48,6 +48,7 @@ from agentlog.application.search_models import (
     SessionSearchHit,
 )
 from agentlog.application.search_plan import IndexPlan
+from agentlog.application.store_errors import store_errors
 from agentlog.application.store_reader import StoreReader
 from agentlog.application.stored_log import PlacedEvents
 from agentlog.domain.errors import (
@@ -289,7 +290,8 @@ class ContentSearch:
         )
         position = None if cursor is None else decode_cursor(cursor, mark)
         after = None if position is None else position.key
-        index = self._index()
+        top = self._log_top()
+        index = self._index(top)
         snapshot = _snapshot(index, position)
         allowed = None
         if index is None or sessions != SessionFilter():
@@ -303,7 +305,7 @@ class ContentSearch:
             best = self._indexed_best(index, allowed, query, after, size)
         best.sort(key=lambda pair: pair[0])
         page, more = best[:size], len(best) > size
-        titles = self._titles([hit.session_id for _, hit in page])
+        titles = self._titles([hit.session_id for _, hit in page], top)
         items = [
             SessionSearchHit.model_construct(
                 session_id=hit.session_id, title=titles.get(hit.session_id), hit=hit
@@ -337,8 +339,24 @@ class ContentSearch:
                 allowed.add(key)
         return allowed
 
-    def _index(self) -> SearchIndex | None:
-        """The store's search index, caught up; ``None``: scan instead."""
+    def _log_top(self) -> int | None:
+        """The log's last notification id, read once for the views a search
+        reads (the index, then the titles: one round trip, not one each);
+        ``None``: the views are not caught up here (read-only, or not a store)."""
+        app = self.query.app
+        if not isinstance(self.query.persistence, StoreReader) or getattr(
+            app, "read_only", False
+        ):
+            return None
+        try:
+            with store_errors():
+                return app.recorder.max_notification_id() or 0
+        except Exception as error:
+            raise SessionQueryError.listing_failed(error) from error
+
+    def _index(self, top: int | None = None) -> SearchIndex | None:
+        """The store's search index, caught up (to ``top`` if given: see
+        ``SessionViews.catch_up``); ``None``: scan instead."""
         if not isinstance(self.query.persistence, StoreReader):
             return None
         try:
@@ -349,7 +367,7 @@ class ContentSearch:
             return None
         if index is not None:
             try:
-                catch_up_to_read(index)
+                catch_up_to_read(index, top)
             except Exception as error:
                 raise SessionQueryError.listing_failed(error) from error
         return index
@@ -461,7 +479,9 @@ class ContentSearch:
         page = [(row.key, stored.hit(row)) for row in rows[:size]]
         return page, len(rows) > size
 
-    def _titles(self, session_ids: list[str]) -> dict[str, str | None]:
+    def _titles(
+        self, session_ids: list[str], top: int | None = None
+    ) -> dict[str, str | None]:
         """The page's titles: stored ones from the titles view in one read,
         live ones (and any other reader's) as ``read_title`` gives them."""
         query = self.query
@@ -475,7 +495,7 @@ class ContentSearch:
         if stored:
             assert isinstance(reader, StoreReader)
             try:
-                reader.catch_up()
+                reader.catch_up(top)
                 rows = reader.views.titles_view.select_rows(stored)
             except Exception as error:
                 raise SessionQueryError.listing_failed(error) from error

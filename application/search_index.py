@@ -470,14 +470,14 @@ class SearchIndex(SessionViews):
     once per session, and each lookup costs more the more segments it reads
     (docs/encryption.md#cost-of-the-hashed-search-index)."""
 
-    def catch_up(self) -> int:
+    def catch_up(self, top: int | None = None) -> int:
         """Pull the index up to date; rebuild it first if it went stale."""
         with self._lock:
             view = self.search.view
             if view.stale():
                 log.warning("search index: documents could not be forgotten; rebuild")
                 return self.rebuild()
-            read = super().catch_up()
+            read = super().catch_up(top)
             hashed = view.hashing is not None
             if read >= (self.HASHED_OPTIMIZE_AFTER if hashed else self.OPTIMIZE_AFTER):
                 view.optimize()

@@ -52,8 +52,8 @@ class StoreReader:
         self.app = app
         self.views = views
 
-    def catch_up(self) -> None:
-        catch_up_to_read(self.views)
+    def catch_up(self, top: int | None = None) -> None:
+        catch_up_to_read(self.views, top)
 
     # ------------------------------------------------------------ the port
 

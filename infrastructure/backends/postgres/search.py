@@ -683,8 +683,9 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
     def stale(self) -> bool:
         """Documents split by another token rule (an index older than the rule's
         record counts as rule 1), or hashed when encryption is off or not
-        hashed when it is on: rebuild."""
-        with self.datastore.transaction(commit=False) as curs:
+        hashed when it is on: rebuild. One statement, outside a transaction
+        block: it is checked before every search (one round trip, not three)."""
+        with self.datastore.cursor() as curs:
             curs.execute(
                 SQL(
                     "SELECT (SELECT value FROM {0} WHERE name = 'tokens') AS rule, "

@@ -1,7 +1,8 @@
 """Content-search figures: catch-up throughput, index size, first-page latency.
 
 ``python -m bench.search_figures --sessions 10000 --events 100
-[--corpus zipf|realistic] [--seed N] [--postgres] [--db PATH]`` builds a corpus
+[--corpus zipf|realistic] [--seed N] [--postgres] [--db PATH] [--schema NAME]
+[--keep-index]`` builds a corpus
 straight into the recorder, indexes it from position 0 (``rebuild``), and times
 the first page of ``search_sessions`` for a rare word, a common word, a
 mid-frequency word and 3-word phrases, beside a naive scan (``LIKE`` over the
@@ -10,7 +11,10 @@ stored rows, or ``ILIKE`` on PostgreSQL). ``--corpus zipf`` (the default) draws
 ``--corpus realistic`` is agent sessions written from the Python standard
 library's sources (:mod:`bench.stdlib_corpus`), its queries chosen by
 counting a pilot prefix. ``--db`` keeps the SQLite corpus in a file and reuses
-it on the next run (its byte counts and queries in a ``.json`` beside it).
+it on the next run (its byte counts and queries in a ``.json`` beside it);
+``--schema`` does the same with a PostgreSQL schema (its ``.json`` in ``/tmp``),
+and ``--keep-index`` times a reused corpus's index as it is, caught up, not
+rebuilt.
 Prints Markdown; docs/search.md quotes a run. Run it under ``/usr/bin/time -v``
 for peak RSS.
 """
@@ -110,14 +114,29 @@ def timed(
     return quantiles(samples)
 
 
+def kept_schema(name: str) -> Iterator[dict[str, str]]:
+    """A named schema on the test server, created if missing and kept, so a
+    corpus stored once is reused (``--schema``)."""
+    import psycopg
+
+    from agentlog.infrastructure.store import parse_store_url
+    from tests.conftest import PG_URL, pg_params
+
+    with psycopg.connect(**pg_params()) as connection:
+        connection.execute(f'CREATE SCHEMA IF NOT EXISTS "{name}"')
+    yield {**parse_store_url(PG_URL).env, "POSTGRES_SCHEMA": name}
+
+
 @contextmanager
 def store(
-    postgres: bool, path: str | None = None
+    postgres: bool, path: str | None = None, schema_name: str | None = None
 ) -> Iterator[tuple[Sessions, Callable[[], int], Callable[[str], object]]]:
     if postgres:
         from tests.conftest import postgres_schema_env
 
-        schemas = postgres_schema_env()
+        schemas = (
+            postgres_schema_env() if schema_name is None else kept_schema(schema_name)
+        )
         env = next(schemas)
         app = Sessions(env=env)
         schema = env["POSTGRES_SCHEMA"]
@@ -127,7 +146,7 @@ def store(
                 curs.execute(
                     "SELECT sum(pg_total_relation_size(c.oid)) AS n FROM pg_class c "
                     "JOIN pg_namespace n ON n.oid = c.relnamespace "
-                    "WHERE n.nspname = %s AND c.relname LIKE 'agentlog_search_v3%%' "
+                    "WHERE n.nspname = %s AND c.relname LIKE 'agentlog_search_v%%' "
                     "AND c.relkind = 'r'",
                     (schema,),
                 )
@@ -300,8 +319,20 @@ def main() -> None:
     parser.add_argument("--postgres", action="store_true")
     parser.add_argument("--repeat", type=int, default=REPEAT)
     parser.add_argument("--db", help="SQLite corpus file to keep and reuse")
+    parser.add_argument(
+        "--schema", help="PostgreSQL schema to keep the corpus in and reuse"
+    )
+    parser.add_argument(
+        "--keep-index",
+        action="store_true",
+        help="a reused corpus's index as it is (caught up, not rebuilt): "
+        "no catch-up figure",
+    )
     args = parser.parse_args()
-    sidecar = None if args.db is None else f"{args.db}.json"
+    if args.schema is not None and not args.postgres:
+        parser.error("--schema needs --postgres")
+    kept = args.db if args.schema is None else f"/tmp/agentlog-bench-{args.schema}"
+    sidecar = None if kept is None else f"{kept}.json"
     if sidecar is not None and os.path.exists(sidecar):
         stored = load_figures(sidecar)
         asked = {
@@ -311,12 +342,12 @@ def main() -> None:
         }
         for key, value in asked.items():
             if stored.get(key, value) != value:
-                parser.error(f"{args.db} holds {key} {stored[key]}, not {value}")
-    with store(args.postgres, args.db) as (app, size, naive):
+                parser.error(f"{kept} holds {key} {stored[key]}, not {value}")
+    with store(args.postgres, args.db, args.schema) as (app, size, naive):
         start = time.perf_counter()
         if sidecar is not None and os.path.exists(sidecar):
             figures = load_figures(sidecar)
-            print(f"- corpus reused from {args.db}")
+            print(f"- corpus reused from {kept}")
         else:
             figures = build(app, args.corpus, args.sessions, args.events, args.seed)
             print(f"- corpus stored in {time.perf_counter() - start:.1f} s")
@@ -330,16 +361,20 @@ def main() -> None:
         index = search_index_of(app)
         assert index is not None
         start = time.perf_counter()
-        read = index.rebuild()
+        keep = args.keep_index and kept is not None
+        read = index.catch_up() if keep else index.rebuild()
         elapsed = time.perf_counter() - start
         index_bytes = size()
         query = SessionQuery(app)
         backend = "PostgreSQL" if args.postgres else "SQLite"
         print(f"## {backend}: {args.sessions:,} sessions, {events:,} events")
-        print(
-            f"- catch-up from 0: {read:,} notifications in {elapsed:.1f} s = "
-            f"{events / elapsed:,.0f} events/s"
-        )
+        if keep:
+            print(f"- index kept: {read:,} notifications caught up in {elapsed:.1f} s")
+        else:
+            print(
+                f"- catch-up from 0: {read:,} notifications in {elapsed:.1f} s = "
+                f"{events / elapsed:,.0f} events/s"
+            )
         print(
             f"- index: {index_bytes / 1e6:.1f} MB = {index_bytes / events:.0f} B/event = "
             f"{index_bytes / log_bytes:.2f}x the log's JSON bytes "

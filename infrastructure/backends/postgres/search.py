@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass
 from itertools import count
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -34,13 +33,15 @@ from agentlog.application.search_index import (
     SearchView,
 )
 from agentlog.application.search_match import (
-    seq_bound,
     session_bound,
-    time_bound,
     time_key,
 )
 from agentlog.domain.search_text import TOKEN_RULE
-from agentlog.infrastructure.backends.postgres import search_terms
+from agentlog.infrastructure.backends.postgres import (
+    search_sql,
+    search_statistics,
+    search_terms,
+)
 from agentlog.infrastructure.backends.postgres.views import PostgresView
 from agentlog.infrastructure.views import decode_text, encode_text, write_tracked
 
@@ -69,53 +70,6 @@ walks about ``21 n / m`` documents of ``n`` to find ``m`` matches, and a test
 costs about half what a sorted match does (docs/search.md#how-a-page-is-answered)."""
 _COLUMNS = SQL("session_id, neg_seq, type, surface, doc_tokens, neg_time, id")
 _KEY = SQL("doc_tokens, neg_time, session_id, neg_seq")
-_CHUNK = SQL(
-    "SELECT * FROM (SELECT w.session_id, w.neg_seq, w.type, w.surface, "
-    "w.doc_tokens, w.neg_time, w.id, row_number() OVER k AS n, "
-    "lead(true) OVER k IS NULL AS last, strpos(w.terms, {1}) > 0 AS hit "
-    "FROM ({0} LIMIT %s) AS w "
-    "WINDOW k AS (ORDER BY w.doc_tokens, w.neg_time, w.session_id, w.neg_seq)) "
-    "AS x WHERE x.hit OR x.last "
-    "ORDER BY x.doc_tokens, x.neg_time, x.session_id, x.neg_seq"
-)
-"""A walk's chunk: the next documents in key order, tested above their
-``LIMIT`` (on the chunk's rows only, whatever plan finds them); only the
-matches come back, and the last document tested with its rank ``n``.
-Formatted with the chunk's query and the phrase's pattern (:class:`_Matching`)."""
-_ELEMENTS = SQL("string_to_array(btrim(terms), ' ')")
-"""The GIN-indexed expression (a query must spell it the same)."""
-_MATCH = SQL(
-    "{0} @> (SELECT CASE WHEN (SELECT value::jsonb FROM {1} "
-    "WHERE name = 'common') @> %s::jsonb THEN %s::text[] ELSE %s::text[] END) "
-    "AND strpos(terms, %s) > 0"
-)
-"""A document holds the phrase: GIN finds the documents holding its pairs if
-its words are all among the common words (read in the statement's own
-snapshot), else its tokens; the substring test is exact. Formatted with the
-GIN expression and the meta table; parameters from :func:`_match_params`."""
-_HASHED_PATTERN = SQL("(%s::jsonb ->> encode({0}session_id, 'hex'))")
-"""A hashed index's pattern of the phrase for a document: its session's own
-(a JSON object by the session id's hex), ``NULL`` for a session without one."""
-_HASHED_MATCH = SQL(
-    "id IN (SELECT m.id FROM unnest(%s::text[]) AS a(anchor) CROSS JOIN LATERAL "
-    "(SELECT id FROM {0} WHERE {1} @> ARRAY[a.anchor]) AS m) "
-    "AND strpos(terms, {2}) > 0"
-)
-"""A hashed index's match: GIN finds the documents holding one hashed token of
-the phrase of each session (each session spells it differently, so a document
-found holds its own session's), one index probe per session, and the substring
-test of its own session's pattern is exact. (``elements && array``, one
-condition for all, was planned as a scan of every document, testing each
-against the whole array: minutes at 3,000 sessions.) Formatted with the
-documents' table, the GIN expression and :data:`_HASHED_PATTERN`."""
-_HASHED_IDS = SQL(
-    "SELECT array_agg(id) AS ids FROM (SELECT d.id FROM unnest(%s::text[]) "
-    "AS a(anchor) CROSS JOIN LATERAL (SELECT id, terms, session_id FROM {0} "
-    "WHERE {1} @> ARRAY[a.anchor]) AS d WHERE strpos(d.terms, {2}) > 0 "
-    "LIMIT %s) AS m"
-)
-"""A hashed index's ids of the phrase's documents: :data:`_HASHED_MATCH`
-driven by its probes, one session after another, up to the limit."""
 Source = Literal["ids", "all", "walk", "join"]
 WALK_BUDGET = 8_192
 """Documents a walk tests before it reads the remaining matches sorted, band
@@ -132,37 +86,12 @@ _CURSORS = count()
 """Server-side cursor names (unique per connection)."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Matching:
-    """How one read finds and tests the phrase: ``match`` (GIN, then exact) and
-    ``pattern`` (a document's pattern, for the substring test), each with its
-    parameters."""
-
-    match: Composable
-    match_params: list[Any]
-    pattern: Composable
-    pattern_params: list[Any]
-    walk_pattern: Composable
-    """``pattern`` of the walk's chunk rows (``w.``)."""
-
-
-def _document(record: DictRow) -> IndexedDocument:
-    return IndexedDocument(
-        decode_text(record["session_id"]),
-        -record["neg_seq"],
-        decode_text(record["type"]),
-        SURFACES[record["surface"]],
-        record["doc_tokens"],
-        float(record["neg_time"]),
-        record["id"],
-    )
-
-
 class PostgresSearchView(PostgresView[SearchState], SearchView):
     """States and documents in the events' schema, one transaction per batch."""
 
     view_name = "search.v3"
     table_name = "agentlog_search_v3"
+    _stats: search_statistics.Statistics | None = None
 
     def _named(self, suffix: str) -> Composed:
         schema = Identifier(self.datastore.schema)
@@ -180,7 +109,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
 
     @property
     def _match(self) -> Composed:
-        return _MATCH.format(_ELEMENTS, self._meta)
+        return search_sql.MATCH.format(search_sql.ELEMENTS, self._meta)
 
     def index_statements(self) -> list[Composed]:
         schema = Identifier(self.datastore.schema)
@@ -210,15 +139,15 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
                 "CREATE TABLE IF NOT EXISTS {0} (name text PRIMARY KEY, "
                 "value text NOT NULL)"
             ).format(self._meta),
-            SQL("CREATE UNIQUE INDEX IF NOT EXISTS {0} ON {1} ({2})").format(
-                self._index_name("key"), self._docs, _KEY
-            ),
             SQL(
                 "CREATE UNIQUE INDEX IF NOT EXISTS {0} ON {1} "
                 "(session_id, doc_tokens, neg_time, neg_seq)"
             ).format(self._index_name("session"), self._docs),
+            SQL("CREATE UNIQUE INDEX IF NOT EXISTS {0} ON {1} ({2})").format(
+                self._index_name("key"), self._docs, _KEY
+            ),
             SQL("CREATE INDEX IF NOT EXISTS {0} ON {1} USING gin (({2}))").format(
-                self._index_name("terms"), self._docs, _ELEMENTS
+                self._index_name("terms"), self._docs, search_sql.ELEMENTS
             ),
         ]
 
@@ -300,7 +229,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         )
         record = curs.fetchone()
         number = int(record["value"]) if record else 0
-        common = _common(curs, self._meta)
+        common = search_sql.common_words(curs, self._meta)
         hashers = None
         if self.hashing is not None:
             # A session stored before encryption was on gets its key here.
@@ -339,10 +268,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         if hashers is not None:
             # A hashed search probes GIN once per session, and each probe reads
             # the whole pending list of entries not yet merged: merge them now.
-            index = Identifier(self.datastore.schema, f"{self.table_name}_terms")
-            curs.execute(
-                "SELECT gin_clean_pending_list(%s::regclass)", (index.as_string(curs),)
-            )
+            self._clean_pending(curs)
 
     def _copy(self, curs: Cursor[DictRow], rows: list[tuple[Any, ...]]) -> None:
         if not rows:
@@ -403,6 +329,46 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
     def rare_cap(self) -> int | None:
         return RARE_CAP
 
+    def matching_ids(
+        self,
+        phrase: Sequence[str],
+        cap: int | None,
+        sessions: Collection[str] | None = None,
+    ) -> list[int] | None:
+        # A phrase GIN would find by one common element is walked at once
+        # (search_statistics): its probe would read the whole list first.
+        common = cap is not None and self.hashing is None
+        if common and search_statistics.surely_common(
+            phrase, self._statistics(), cap or 0
+        ):
+            return None
+        return super().matching_ids(phrase, cap, sessions)
+
+    def _statistics(self) -> search_statistics.Statistics:
+        """The common words and PostgreSQL's statistics of the GIN expression,
+        read at most every ``search_statistics.REFRESH`` seconds."""
+        stats = self._stats
+        if stats is not None and stats.fresh():
+            return stats
+        sql = SQL(
+            "SELECT (SELECT value FROM {0} WHERE name = 'common') AS common, "
+            "(SELECT reltuples FROM pg_class WHERE oid = %s::regclass) AS documents, "
+            "s.most_common_elems::text::text[] AS elements, "
+            "s.most_common_elem_freqs AS frequencies FROM (SELECT 1) AS one "
+            "LEFT JOIN pg_stats AS s ON s.schemaname = %s AND s.tablename = %s"
+        ).format(self._meta)
+        index = f"{self.table_name}_terms"
+        with self.datastore.transaction(commit=False) as curs:
+            docs = self._docs.as_string(curs)
+            curs.execute(sql, (docs, self.datastore.schema, index))
+            row = curs.fetchone()
+        assert row is not None
+        stats = search_statistics.parse(
+            row["common"], row["elements"], row["frequencies"], row["documents"]
+        )
+        self._stats = stats
+        return stats
+
     def select_ids(
         self,
         phrase: Sequence[str],
@@ -417,7 +383,9 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         if self.hashing is not None:
             # Driven by the probes, so the limit stops them (an ``IN`` of
             # every probe's documents found all of a common word's first).
-            sql = _HASHED_IDS.format(self._docs, _ELEMENTS, matching.pattern)
+            sql = search_sql.HASHED_IDS.format(
+                self._docs, search_sql.ELEMENTS, matching.pattern
+            )
         with self.datastore.transaction(commit=False) as curs:
             self._hashed_reads(curs)
             curs.execute(sql, [*matching.match_params, limit])
@@ -442,7 +410,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
             self._hashed_reads(curs)
             sql, params = self._query(query, source, bounds, ids, matching=matching)
             curs.execute(sql + SQL(" LIMIT %s"), [*params, limit])
-            return [_document(record) for record in curs.fetchall()]
+            return [search_sql.document(record) for record in curs.fetchall()]
 
     @contextmanager
     def reading(self) -> Iterator[Any]:
@@ -484,7 +452,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         query: IndexQuery,
         bounds: Bounds,
         chunk: int,
-        matching: _Matching,
+        matching: search_sql.Matching,
     ) -> Generator[IndexedDocument, None, None]:
         """Documents in key order, each tested as a substring of its terms, a
         chunk at a time; past :data:`WALK_BUDGET` tested documents, the rest
@@ -504,17 +472,17 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
                 bounds = (session_id, after, upto)
                 sql, params = self._query(query, "all", bounds, terms=True)
                 curs.execute(
-                    _CHUNK.format(sql, matching.walk_pattern),
+                    search_sql.CHUNK.format(sql, matching.walk_pattern),
                     [*matching.pattern_params, *params, chunk],
                 )
                 records = curs.fetchall()
                 for record in records:
                     if record["hit"]:
-                        yield _document(record)
+                        yield search_sql.document(record)
                 if not records or records[-1]["n"] < chunk:
                     return
                 tested += chunk
-                after = _document(records[-1]).key
+                after = search_sql.document(records[-1]).key
                 chunk = min(chunk * 2, _WALK_CHUNK)
         yield from self._bands(conn, query, (session_id, after, upto), matching)
 
@@ -523,7 +491,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         conn: Connection[DictRow],
         query: IndexQuery,
         bounds: Bounds,
-        matching: _Matching,
+        matching: search_sql.Matching,
     ) -> Generator[IndexedDocument, None, None]:
         """Every match after ``bounds``' key found through GIN, sorted, a band
         of document lengths at a time (``[0, 64)``, then doubling): the order's
@@ -552,7 +520,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         *,
         terms: bool = False,
         band: tuple[int, int] | None = None,
-        matching: _Matching | None = None,
+        matching: search_sql.Matching | None = None,
     ) -> tuple[Composed, list[Any]]:
         """The documents' query in the search order (no limit), and its
         parameters.
@@ -600,7 +568,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         if session_id is not None:
             where.append(SQL("session_id = %s"))
             params.append(encode_text(session_id))
-        where += _filters(query, params)
+        where += search_sql.filters(query, params)
         columns = SQL("{0}, terms").format(_COLUMNS) if terms else _COLUMNS
         rows = SQL("SELECT {0} FROM {1} WHERE {2}").format(
             columns, self._docs, SQL(" AND ").join(where or [SQL("true")])
@@ -611,7 +579,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
 
     def _query_matching(
         self, query: IndexQuery, session_id: str | None, source: Source
-    ) -> _Matching | None:
+    ) -> search_sql.Matching | None:
         """How a read of ``source`` tests the query's phrase (``None``: it
         does not), for one session if given, else the sessions the query allows."""
         if source in ("ids", "all"):
@@ -626,13 +594,14 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         phrase: Sequence[str],
         sessions: Collection[str] | None,
         excluded: Collection[str] = (),
-    ) -> _Matching:
+    ) -> search_sql.Matching:
         """The phrase's tests; hashed, each session's own pattern, for every
         indexed session among ``sessions`` (``None``: all) but ``excluded``."""
         if self.hashing is None:
             pattern = search_terms.pattern(phrase)
-            return _Matching(
-                self._match, _match_params(phrase), SQL("%s"), [pattern], SQL("%s")
+            params = search_sql.match_params(phrase, self._statistics().common)
+            return search_sql.Matching(
+                self._match, params, SQL("%s"), [pattern], SQL("%s")
             )
         if sessions is None:
             with self.datastore.transaction(commit=False) as curs:
@@ -649,21 +618,35 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         anchor = max(range(len(phrase)), key=lambda at: len(phrase[at]))
         anchors = sorted({words[anchor] for words in phrases.values()})
         by_session = [json.dumps(patterns)]
-        return _Matching(
-            _HASHED_MATCH.format(
-                self._docs, _ELEMENTS, _HASHED_PATTERN.format(SQL(""))
+        return search_sql.Matching(
+            search_sql.HASHED_MATCH.format(
+                self._docs,
+                search_sql.ELEMENTS,
+                search_sql.HASHED_PATTERN.format(SQL("")),
             ),
             [anchors, *by_session],
-            _HASHED_PATTERN.format(SQL("")),
+            search_sql.HASHED_PATTERN.format(SQL("")),
             by_session,
-            _HASHED_PATTERN.format(SQL("w.")),
+            search_sql.HASHED_PATTERN.format(SQL("w.")),
         )
 
     def optimize(self) -> None:
         # Fresh statistics after a large catch-up: without them the planner
         # guesses how common a word is and may scan where GIN would do.
+        # GIN's pending list (entries not merged yet) is read by every query:
+        # merge it.
         with self.datastore.transaction(commit=True) as curs:
             curs.execute(SQL("ANALYZE {0}").format(self._docs))
+            self._clean_pending(curs)
+        self._stats = None
+
+    def _clean_pending(self, curs: Cursor[DictRow]) -> None:
+        """Merge GIN's pending list into its tree (none while a bulk catch-up
+        has dropped the index)."""
+        index = Identifier(self.datastore.schema, f"{self.table_name}_terms")
+        curs.execute(
+            "SELECT gin_clean_pending_list(to_regclass(%s))", (index.as_string(curs),)
+        )
 
     def last_id(self) -> int:
         sql = SQL("SELECT max(id) AS id FROM {0}").format(self._docs)
@@ -678,7 +661,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         )
         with self.datastore.transaction(commit=False) as curs:
             curs.execute(sql)
-            return [_document(record) for record in curs.fetchall()]
+            return [search_sql.document(record) for record in curs.fetchall()]
 
     def stale(self) -> bool:
         """Documents split by another token rule (an index older than the rule's
@@ -706,6 +689,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         with self.datastore.transaction(commit=True) as curs:
             # Numbers restart: a rebuild numbers the documents as the first
             # pass did, and chooses the same common words.
+            self._stats = None
             curs.execute(SQL("TRUNCATE {0}").format(self._docs))
             curs.execute(SQL("DELETE FROM {0}").format(self._meta))
             curs.execute(SQL("DELETE FROM {0}").format(self._table))
@@ -723,26 +707,6 @@ def _source(test: bool, ids: Sequence[int] | None) -> Source:
     return "walk" if ids is None else "ids"
 
 
-def _match_params(phrase: Sequence[str]) -> list[Any]:
-    """The parameters of :data:`_MATCH`: the phrase's stored words (as JSON,
-    to compare with the common words), its pairs, its words, its substring."""
-    words = [search_terms.term(token) for token in phrase]
-    every_pair = search_terms.elements(words, set(words))
-    return [
-        json.dumps(words if len(words) > 1 else ["_"]),
-        every_pair,
-        sorted(set(words)),
-        search_terms.pattern(phrase),
-    ]
-
-
-def _common(curs: Cursor[DictRow], meta: Composed) -> frozenset[str] | None:
-    """The common words once chosen (``None`` before), in the caller's transaction."""
-    curs.execute(SQL("SELECT value FROM {0} WHERE name = 'common'").format(meta))
-    record = curs.fetchone()
-    return None if record is None else frozenset(json.loads(record["value"]))
-
-
 def _fetch(
     conn: Connection[DictRow],
     statement: tuple[Composed, list[Any]],
@@ -756,44 +720,8 @@ def _fetch(
         curs.execute(sql, params)
         while records := curs.fetchmany(batch):
             for record in records:
-                yield _document(record)
+                yield search_sql.document(record)
             batch = _STREAM_BATCH
-
-
-def _filters(query: IndexQuery, params: list[Any]) -> list[Composable]:
-    """The event filter's columns and the session sets as SQL (``params`` grows)."""
-    wanted = query.wanted
-    where: list[Composable] = []
-    if wanted.seq_from is not None:
-        where.append(SQL("neg_seq <= %s"))
-        params.append(seq_bound(-wanted.seq_from))
-    if wanted.seq_to is not None:
-        where.append(SQL("neg_seq >= %s"))
-        params.append(seq_bound(-wanted.seq_to))
-    if wanted.time_from is not None or wanted.time_to is not None:
-        where.append(SQL("timed"))
-    if wanted.time_from is not None:
-        where.append(SQL("-neg_time >= %s"))
-        params.append(time_bound(wanted.time_from))
-    if wanted.time_to is not None:
-        where.append(SQL("-neg_time <= %s"))
-        params.append(time_bound(wanted.time_to))
-    if wanted.types is not None:
-        where.append(SQL("type = ANY(%s)"))
-        params.append([encode_text(kind) for kind in wanted.types])
-    if wanted.surfaces is not None:
-        where.append(SQL("surface = ANY(%s)"))
-        params.append([SURFACES.index(surface) for surface in wanted.surfaces])
-    if query.snapshot is not None:
-        where.append(SQL("id <= %s"))
-        params.append(query.snapshot)
-    if query.sessions is not None:
-        where.append(SQL("session_id IN (SELECT unnest(%s::bytea[]))"))
-        params.append([encode_text(s) for s in query.sessions])
-    if query.excluded:
-        where.append(SQL("NOT session_id IN (SELECT unnest(%s::bytea[]))"))
-        params.append([encode_text(s) for s in query.excluded])
-    return where
 
 
 SEARCH_VIEW = PostgresSearchView

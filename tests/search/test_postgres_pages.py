@@ -11,6 +11,8 @@ the common words (whose pairs GIN finds phrases by) are chosen; every page of
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -68,3 +70,43 @@ def test_postgres_pages_are_the_scan_pages(
         finally:
             app.close()
             schemas.close()
+
+
+@pytest.mark.parametrize("phrase", ["a", "a b", "b c", "c a b"])
+def test_a_common_word_is_walked_without_asking_for_its_ids(
+    monkeypatch: pytest.MonkeyPatch, phrase: str
+) -> None:
+    """``a`` and ``b`` are the index's common words: ``a`` alone is walked at
+    once (GIN would build the bitmap of all its documents to return the cap's
+    worth of ids), ``a b`` is found by its pair; with ``c``, GIN is asked for
+    ``c`` alone. Pages are the scan's either way."""
+    from agentlog.application.search_index import search_index_of
+    from agentlog.infrastructure.backends.postgres import search_statistics
+
+    logs = [
+        [("a b a b a", 3), ("a b", 1), ("b a", 2), ("a c", 2)],
+        [("c a b d", 1), ("a", 5)],
+        [("a b", 0), ("d d a b c", 4), ("b b", 4)],
+    ] * 3
+    monkeypatch.setattr(postgres_search, "PAIRS_AFTER", 3)
+    monkeypatch.setattr(search_plan, "RARE_CAP", 4)
+    schemas = postgres_schema_env()
+    app = Sessions(env=next(schemas))
+    try:
+        asked: list[tuple[str, ...]] = []
+        view = type(search_index_of(app).search.view)  # type: ignore[union-attr]
+        real = view.select_ids
+
+        def select_ids(self: Any, phrase: Any, *rest: Any) -> list[int]:
+            asked.append(tuple(phrase))
+            return real(self, phrase, *rest)
+
+        monkeypatch.setattr(view, "select_ids", select_ids)
+        assert_index_pages_are_scan_pages(app, logs, phrase, 2)
+        assert (tuple(phrase.split()) in asked) == (phrase != "a")
+        stats = search_index_of(app).search.view._statistics()  # type: ignore[union-attr]
+        assert stats.common == frozenset({"a", "b"})
+        assert search_statistics.driving(("c", "a", "b"), stats.common) == ["c"]
+    finally:
+        app.close()
+        schemas.close()

@@ -12,6 +12,7 @@ import base64
 import os
 from typing import TYPE_CHECKING, Any
 
+import psycopg
 import pytest
 
 from agentlog.application import SessionQuery, Sessions
@@ -19,7 +20,7 @@ from agentlog.application.catch_up import views_of
 from agentlog.domain.errors import SessionNotFoundError
 from bench.round_trips import WARM_RUNS, RoundTripRelay
 from tests.builders import SE, SS, TE, TS, A, U
-from tests.conftest import postgres_schema_env
+from tests.conftest import pg_params, postgres_schema_env
 from tests.scenarios.harness import add
 
 if TYPE_CHECKING:
@@ -234,3 +235,36 @@ def test_a_read_transaction_keeps_the_prepared_statements(
         datastore.transaction(commit=False) as cursor,
     ):
         cursor.execute("CREATE TABLE refused (x int)")
+
+
+def proc_version(env: dict[str, str], name: str) -> str | None:
+    """The row version of the schema's function ``name`` (``None``: none):
+    ``CREATE OR REPLACE FUNCTION`` writes a new one."""
+    with psycopg.connect(**pg_params()) as connection:
+        row = connection.execute(
+            "SELECT p.xmin::text FROM pg_proc p JOIN pg_namespace n "
+            "ON n.oid = p.pronamespace WHERE n.nspname = %s AND p.proname = %s",
+            (env["POSTGRES_SCHEMA"], name),
+        ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def test_opening_a_store_whose_tables_exist_runs_no_ddl(
+    pg_env: dict[str, str], open_app: Callable[..., Sessions]
+) -> None:
+    store_turns(open_app(), "s", 1)
+    made = proc_version(pg_env, "agentlog_write_v1")
+    assert made is not None
+    app = open_app()
+    SessionQuery(app).list_summaries(limit=5)  # the views open too
+    assert proc_version(pg_env, "agentlog_write_v1") == made
+    app.close()
+    with psycopg.connect(**pg_params()) as connection:
+        connection.execute(
+            f'DROP FUNCTION "{pg_env["POSTGRES_SCHEMA"]}".agentlog_write_v1'
+        )
+    assert proc_version(pg_env, "agentlog_write_v1") is None
+    reopened = open_app()  # something is missing: created, under the lock
+    assert proc_version(pg_env, "agentlog_write_v1") is not None
+    store_turns(reopened, "t", 1)
+    assert len(reopened.messages("t")) == 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
@@ -18,7 +19,7 @@ from agentlog.domain.errors import StoreUnavailableError
 from agentlog.infrastructure.store_url import CONNINFO_ENV_VAR, POOLER_ENV_VAR
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Collection, Iterable, Iterator, Mapping
 
 DEFAULT_APPLICATION_NAME = "agentlog"
 DDL_LOCK_FIRST_WAIT = 0.01
@@ -90,6 +91,40 @@ def refuses_writes(connection: psycopg.Connection[Any]) -> bool:
         "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'"
     ).fetchone()
     return bool(row and row[0])
+
+
+def schema_names(connection: psycopg.Connection[Any], schema: str) -> frozenset[str]:
+    """The lowercase names of the schema's relations (tables, indexes,
+    composite types) and functions, in one statement."""
+    row = connection.execute(
+        "SELECT ARRAY(SELECT c.relname::text FROM pg_class c JOIN pg_namespace n "
+        "ON n.oid = c.relnamespace WHERE n.nspname = %s UNION ALL "
+        "SELECT p.proname::text FROM pg_proc p JOIN pg_namespace n "
+        "ON n.oid = p.pronamespace WHERE n.nspname = %s)",
+        (schema, schema),
+    ).fetchone()
+    return frozenset(str(name).lower() for name in (row[0] if row else ()))
+
+
+_CREATES = re.compile(
+    r"\s*CREATE\s+(?:TYPE|(?:TABLE|(?:UNIQUE\s+)?INDEX)\s+IF\s+NOT\s+EXISTS"
+    r"|OR\s+REPLACE\s+FUNCTION)\s+"
+    r'((?:"[^"]+"|\w+)(?:\.(?:"[^"]+"|\w+))?)',
+    re.IGNORECASE,
+)
+
+
+def creates_nothing(statements: Iterable[str], existing: Collection[str]) -> bool:
+    """Whether a recorder's creation statements would create nothing: each
+    creates a type, table, index or function by a name ``existing`` holds (a
+    statement of any other kind must run)."""
+    for statement in statements:
+        match = _CREATES.match(statement)
+        if match is None:
+            return False
+        if match.group(1).rsplit(".", 1)[-1].strip('"').lower() not in existing:
+            return False
+    return True
 
 
 def schema_exists(connection: psycopg.Connection[Any], schema: str) -> bool:

@@ -10,6 +10,10 @@ Three additions over :class:`eventsourcing.postgres.PostgresFactory`:
   also asks whether the server takes writes: a hot standby (a read replica) or
   a read-only role opens the store read-only, as ``?mode=ro`` does, so nothing
   is created and every write is refused up front;
+- a recorder whose tables, types and functions all exist creates nothing:
+  the names are read once, with the first connection's check, and a view
+  checks its own (``PostgresView.tables_ready``), so an opening runs no DDL
+  and makes no connection for the lock below;
 - table creation holds a PostgreSQL advisory lock. The library's ``CREATE TYPE``
   and ``CREATE TABLE IF NOT EXISTS`` race when several processes open the same
   schema at once (``duplicate key … pg_type``, "tuple concurrently updated");
@@ -25,7 +29,8 @@ Three additions over :class:`eventsourcing.postgres.PostgresFactory`:
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any, ClassVar
+import threading
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import psycopg
 from eventsourcing.postgres import PostgresFactory
@@ -35,10 +40,12 @@ from agentlog.domain.errors import StoreReadOnlyError
 from agentlog.infrastructure.backends.postgres.backend import BACKEND
 from agentlog.infrastructure.backends.postgres.connection import (
     connection_kwargs,
+    creates_nothing,
     ddl_lock,
     describe,
     refuses_writes,
     schema_exists,
+    schema_names,
     transaction_pooler,
     unavailable,
 )
@@ -54,7 +61,7 @@ from agentlog.infrastructure.store_url import READ_ONLY_ENV_VAR
 from agentlog.infrastructure.views.sealing_factory import SealingFactory
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from eventsourcing.persistence import AggregateRecorder, ApplicationRecorder
     from eventsourcing.utils import Environment, EnvType
@@ -62,6 +69,7 @@ if TYPE_CHECKING:
     from agentlog.infrastructure.backends.backend import Backend
 
 DDL_LOCK_KEY = 0x6167656E746C6F67  # "agentlog" as a bigint: one key for all schemas
+R = TypeVar("R")
 
 
 class AgentlogPostgresFactory(SealingFactory, PostgresFactory):
@@ -73,6 +81,7 @@ class AgentlogPostgresFactory(SealingFactory, PostgresFactory):
     application_recorder_class = PostgresSessionRecorder
 
     def __init__(self, env: Environment | EnvType | None) -> None:
+        self._deferring = threading.local()
         super().__init__(env)
         kwargs = connection_kwargs(self.env)
         library = self.datastore
@@ -91,6 +100,9 @@ class AgentlogPostgresFactory(SealingFactory, PostgresFactory):
             self.read_only = self.env.get(READ_ONLY_ENV_VAR) == "y" or refuses_writes(
                 connection
             )
+            self._existing = schema_names(connection, self.datastore.schema)
+            """The schema's names when it opened: recorders that find all of
+            theirs create nothing (see :meth:`_created`)."""
             """Opened read-only: reads work, writes raise ``StoreReadOnlyError``."""
             if self.read_only and not schema_exists(connection, self.datastore.schema):
                 msg = (
@@ -139,18 +151,57 @@ class AgentlogPostgresFactory(SealingFactory, PostgresFactory):
             with ddl_lock(connection, DDL_LOCK_KEY):
                 yield
 
+    def _created(self, build: Callable[[], R], ready: Callable[[R], bool]) -> R:
+        """The recorder ``build`` makes, its tables created under the lock
+        unless ``ready`` says they all exist: no DDL, no lock's connection."""
+        create = self.env_create_table()
+        self._deferring.on = True
+        try:
+            recorder = build()  # the library's, without its create_table
+        finally:
+            self._deferring.on = False
+        if create and not ready(recorder):
+            with self._ddl_lock():
+                recorder.create_table()  # type: ignore[attr-defined]
+        return recorder
+
+    def _recorder_ready(self, recorder: object) -> bool:
+        """Every name the recorder's statements create existed at opening;
+        its composite types are then registered as ``create_table`` would."""
+        statements = getattr(recorder, "sql_create_statements", None)
+        if not statements or not creates_nothing(
+            [statement.as_string() for statement in statements], self._existing
+        ):
+            return False
+        self.datastore.register_type_adapters()
+        return True
+
     def aggregate_recorder(self, purpose: str = "events") -> AggregateRecorder:
-        with self._ddl_lock():
-            return super().aggregate_recorder(purpose)
+        def build() -> AggregateRecorder:
+            made: AggregateRecorder = super(
+                AgentlogPostgresFactory, self
+            ).aggregate_recorder(purpose)
+            return made
+
+        return self._created(build, self._recorder_ready)
 
     def application_recorder(self) -> ApplicationRecorder:
-        with self._ddl_lock():
-            return super().application_recorder()
+        def build() -> ApplicationRecorder:
+            made: ApplicationRecorder = super(
+                AgentlogPostgresFactory, self
+            ).application_recorder()
+            return made
+
+        return self._created(build, self._recorder_ready)
 
     def tracking_recorder(self, tracking_recorder_class: Any = None) -> Any:
         """The library's; on a read-only store, refused when its tables are missing."""
-        with self._ddl_lock():
-            recorder = super().tracking_recorder(tracking_recorder_class)
+        recorder = self._created(
+            lambda: super(AgentlogPostgresFactory, self).tracking_recorder(
+                tracking_recorder_class
+            ),
+            lambda made: isinstance(made, PostgresView) and made.tables_ready(),
+        )
         if (
             self.read_only
             and isinstance(recorder, PostgresView)
@@ -160,5 +211,8 @@ class AgentlogPostgresFactory(SealingFactory, PostgresFactory):
         return recorder
 
     def env_create_table(self) -> bool:
-        """Never on a read-only store (what is missing stays missing)."""
+        """Never on a read-only store (what is missing stays missing), nor
+        while :meth:`_created` builds a recorder (it decides after)."""
+        if getattr(self._deferring, "on", False):
+            return False
         return not self.read_only and super().env_create_table()

@@ -473,7 +473,8 @@ class PostgresSessionRecorder(PostgresRecorderSeam, StreamWrites):
         )
 
     def erase_pending(self, limit: int) -> list[str]:
-        with self.datastore.transaction(commit=False) as curs:
+        # One statement outside a transaction block: every opening reads it.
+        with self.datastore.cursor() as curs:
             curs.execute(
                 SQL("SELECT session_id FROM {0} LIMIT %s").format(self._pending_table),
                 (limit,),

@@ -50,6 +50,8 @@ class RoundTripRelay:
     def __init__(self, host: str, port: int) -> None:
         self.upstream = (host, port)
         self.trips = 0
+        self.connections = 0
+        """Connections made through the relay so far."""
         self._lock = threading.Lock()
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = int(self._listener.getsockname()[1])
@@ -62,6 +64,8 @@ class RoundTripRelay:
                 client, _ = self._listener.accept()
             except OSError:
                 return
+            with self._lock:
+                self.connections += 1
             server = socket.create_connection(self.upstream)
             for sock in (client, server):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -177,6 +181,8 @@ class Figure:
     trips: int | None
     sqlite: list[float]
     postgres: list[float]
+    sqlite_cpu: list[float]
+    postgres_cpu: list[float]
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -276,26 +282,31 @@ class Operations:
         ]
 
 
-def sample(
-    sqlite: Operations, postgres: Operations, repeat: int
-) -> dict[str, tuple[list[float], list[float]]]:
+Samples = tuple[list[float], list[float], list[float], list[float]]
+"""Wall-clock times on SQLite and PostgreSQL, then this process's CPU times."""
+
+
+def sample(sqlite: Operations, postgres: Operations, repeat: int) -> dict[str, Samples]:
     """Each operation's times on SQLite and PostgreSQL, the two interleaved
     (the order swapped every sample), so a change of the machine's load falls
-    on both and the ratio holds."""
-    times: dict[str, tuple[list[float], list[float]]] = {}
+    on both and the ratio holds. The CPU time is this process's (all its
+    threads): what the load does not change, unlike the waits for the
+    server, which a round trip adds."""
+    times: dict[str, Samples] = {}
     pairs = zip(sqlite.all(), postgres.all(), strict=True)
     for (name, on_sqlite), (_, on_postgres) in pairs:
         on_sqlite()  # warm: statements, caches, the views caught up
         on_postgres()
-        lite: list[float] = []
-        pg: list[float] = []
+        found: Samples = ([], [], [], [])
         for n in range(repeat):
-            order = [(on_sqlite, lite), (on_postgres, pg)]
-            for operation, values in order if n % 2 else order[::-1]:
+            order = [(on_sqlite, found[0], found[2]), (on_postgres, found[1], found[3])]
+            for operation, values, cpu in order if n % 2 else order[::-1]:
                 started = time.perf_counter()
+                used = time.process_time()
                 operation()
+                cpu.append(time.process_time() - used)
                 values.append(time.perf_counter() - started)
-        times[name] = (lite, pg)
+        times[name] = found
     return times
 
 
@@ -317,13 +328,19 @@ def count_trips(relay: RoundTripRelay, operations: Operations) -> dict[str, int]
     return trips
 
 
-def open_trips(relay: RoundTripRelay, env: dict[str, str]) -> int:
+def open_trips(relay: RoundTripRelay, env: dict[str, str]) -> tuple[int, int]:
+    """The round trips and connections of opening a ``Sessions`` and closing
+    it (the pool's connections made meanwhile included, so they vary with
+    how many it opened before the close)."""
+    connections = relay.connections
     with relay.counted() as counted:
         Sessions(env=env).close()
-    return counted[0]
+    return counted[0], relay.connections - connections
 
 
-def measure(sessions: int, turns: int, repeat: int) -> tuple[list[Figure], int]:
+def measure(
+    sessions: int, turns: int, repeat: int
+) -> tuple[list[Figure], tuple[int, int]]:
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         operations: list[Operations] = []
         pg_env: dict[str, str] = {}
@@ -352,16 +369,16 @@ def measure(sessions: int, turns: int, repeat: int) -> tuple[list[Figure], int]:
         trips = count_trips(relay, relayed_ops)
         opened = open_trips(relay, relayed)
     figures = [
-        Figure(name, trips.get(name), lite, pg) for name, (lite, pg) in times.items()
+        Figure(name, trips.get(name), *samples) for name, samples in times.items()
     ]
     return figures, opened
 
 
-def render(figures: list[Figure], opened: int) -> str:
+def render(figures: list[Figure], opened: tuple[int, int]) -> str:
     lines = [
         "| operation | PostgreSQL round trips | SQLite p50 / p95 | PostgreSQL p50 / p95 "
-        "| ratio (p50) |",
-        "|---|---|---|---|---|",
+        "| ratio (p50) | CPU p50 SQLite / PostgreSQL |",
+        "|---|---|---|---|---|---|",
     ]
     for f in figures:
         sqlite = statistics.median(f.sqlite) * 1000
@@ -369,10 +386,12 @@ def render(figures: list[Figure], opened: int) -> str:
         lines.append(
             f"| {f.name} | {f.trips} | {sqlite:.2f} / {quantile(f.sqlite, 0.95) * 1000:.2f}"
             f" ms | {postgres:.2f} / {quantile(f.postgres, 0.95) * 1000:.2f} ms | "
-            f"{postgres / sqlite:.1f}× |"
+            f"{postgres / sqlite:.1f}× | {statistics.median(f.sqlite_cpu) * 1000:.2f}"
+            f" / {statistics.median(f.postgres_cpu) * 1000:.2f} ms |"
         )
     lines.append(
-        f"\nOpening a `Sessions` on PostgreSQL (tables present): {opened} round trips."
+        "\nOpening a `Sessions` on PostgreSQL (tables present) and closing it: "
+        f"{opened[0]} round trips, {opened[1]} connections."
     )
     return "\n".join(lines)
 

@@ -43,7 +43,7 @@ def test_the_round_trip_figures_run() -> None:
     text = round_trips.render(figures, opened)
     assert "append one event + flush" in text
     assert all(figure.trips for figure in figures)
-    assert opened > 0
+    assert opened[0] > 0 and opened[1] > 0
 
 
 def test_the_writer_figures_run(capsys: pytest.CaptureFixture[str]) -> None:

@@ -60,6 +60,10 @@ def open_app(relayed: dict[str, str]) -> Iterator[Callable[..., Sessions]]:
     def make(**env: str) -> Sessions:
         app = Sessions(env={**relayed, **env})
         apps.append(app)
+        # Every pooled connection made before the warm runs, so that each has
+        # prepared the statements when one is counted (the pool hands them
+        # out in turn).
+        app.factory.datastore.pool.wait(timeout=60)  # type: ignore[attr-defined]
         return app
 
     yield make

@@ -84,26 +84,24 @@ def unavailable(
     )
 
 
-def refuses_writes(connection: psycopg.Connection[Any]) -> bool:
-    """Whether the server refuses this connection's writes: a hot standby (a
-    read replica), or a role or database whose transactions are read-only."""
+def opening_facts(
+    connection: psycopg.Connection[Any], schema: str
+) -> tuple[bool, frozenset[str]]:
+    """In one statement: whether the server refuses this connection's writes
+    (a hot standby, a read replica, or a role or database whose transactions
+    are read-only), and the lowercase names of the schema's relations
+    (tables, indexes, composite types) and functions."""
     row = connection.execute(
-        "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'"
-    ).fetchone()
-    return bool(row and row[0])
-
-
-def schema_names(connection: psycopg.Connection[Any], schema: str) -> frozenset[str]:
-    """The lowercase names of the schema's relations (tables, indexes,
-    composite types) and functions, in one statement."""
-    row = connection.execute(
-        "SELECT ARRAY(SELECT c.relname::text FROM pg_class c JOIN pg_namespace n "
+        "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') "
+        "= 'on', ARRAY(SELECT c.relname::text FROM pg_class c JOIN pg_namespace n "
         "ON n.oid = c.relnamespace WHERE n.nspname = %s UNION ALL "
         "SELECT p.proname::text FROM pg_proc p JOIN pg_namespace n "
         "ON n.oid = p.pronamespace WHERE n.nspname = %s)",
         (schema, schema),
     ).fetchone()
-    return frozenset(str(name).lower() for name in (row[0] if row else ()))
+    if row is None:
+        return False, frozenset()
+    return bool(row[0]), frozenset(str(name).lower() for name in row[1])
 
 
 _CREATES = re.compile(

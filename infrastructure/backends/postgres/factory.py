@@ -43,9 +43,8 @@ from agentlog.infrastructure.backends.postgres.connection import (
     creates_nothing,
     ddl_lock,
     describe,
-    refuses_writes,
+    opening_facts,
     schema_exists,
-    schema_names,
     transaction_pooler,
     unavailable,
 )
@@ -97,12 +96,11 @@ class AgentlogPostgresFactory(SealingFactory, PostgresFactory):
         self._kwargs = {**kwargs, "password": pool_kwargs.get("password", "")}
         # Fail now, naming the cause, if the database cannot be reached.
         with self._connection() as connection:
-            self.read_only = self.env.get(READ_ONLY_ENV_VAR) == "y" or refuses_writes(
-                connection
-            )
-            self._existing = schema_names(connection, self.datastore.schema)
+            refuses, existing = opening_facts(connection, self.datastore.schema)
+            self._existing = existing
             """The schema's names when it opened: recorders that find all of
             theirs create nothing (see :meth:`_created`)."""
+            self.read_only = self.env.get(READ_ONLY_ENV_VAR) == "y" or refuses
             """Opened read-only: reads work, writes raise ``StoreReadOnlyError``."""
             if self.read_only and not schema_exists(connection, self.datastore.schema):
                 msg = (

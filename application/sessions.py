@@ -31,6 +31,7 @@ from agentlog.application.loading import SessionLoader
 from agentlog.application.locks import DEFAULT_COMMAND_TIMEOUT, SessionLocks
 from agentlog.application.observers import CreatedObserver, EventObserver, Observers
 from agentlog.application.out_of_band import OutOfBandAppends
+from agentlog.application.save_pipeline import SavePipeline
 from agentlog.application.saving import SessionSaver
 from agentlog.application.session_reads import SessionReads
 from agentlog.application.stored_log import StoredLog
@@ -60,7 +61,7 @@ DEFAULT_MAX_LIVE = 1024
 logger = logging.getLogger(__name__)
 
 
-class Sessions(ErasureFacade, LiveSessionsView):
+class Sessions(ErasureFacade, LiveSessionsView, SavePipeline):
     """Creates, appends, flushes, forks, repairs and reads agent sessions.
 
     Thread-safe: any number of threads may share one ``Sessions`` and call its

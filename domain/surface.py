@@ -12,7 +12,8 @@ from __future__ import annotations
 import base64
 import hashlib
 from dataclasses import dataclass
-from itertools import accumulate, pairwise
+from itertools import accumulate, chain
+from operator import sub
 from typing import TYPE_CHECKING, Final
 
 from agentlog.domain.errors import SurfaceError, SurfaceIntentError
@@ -397,9 +398,13 @@ class Surface:
 
     def to_state(self) -> Json:
         """Compact JSON: delta-encoded seqs, one type character per node, and the
-        tool/result digests concatenated in surface order."""
+        tool/result digests concatenated in surface order.
+
+        On the write path (a flush renews the snapshot every few dozen events,
+        docs/persistence.md#snapshots), so the per-node loops run in C (``map``).
+        """
         seqs = self._seqs
-        deltas = [seqs[0], *(b - a for a, b in pairwise(seqs))] if seqs else []
+        deltas = list(map(sub, seqs, chain((0,), seqs)))
         if self._lazy is not None:
             return {
                 "generation": self._generation,
@@ -407,13 +412,13 @@ class Surface:
                 "types": self._lazy[0],
                 "digests": self._lazy[1],
             }
-        types = self._types
         digests = self._digests
         return {
             "generation": self._generation,
             "seqs": deltas,
-            "types": "".join([types[seq] for seq in seqs]),
-            "digests": "".join([digests[seq] for seq in seqs if seq in digests]),
+            "types": "".join(map(self._types.__getitem__, seqs)),
+            # Digests are never empty: ``filter`` drops only the nodes without one.
+            "digests": "".join(filter(None, map(digests.get, seqs))),
         }
 
     @classmethod

@@ -305,3 +305,38 @@ def test_a_polling_subscription_overrides_the_listen_thread_the_pull_thread_wait
     )
 
     assert "_listen" in vars(PollingPostgresSubscription)
+
+
+# ------------------------------------------------------------------ save
+
+
+def test_application_save_is_collect_record_snapshots_notify() -> None:
+    """``application/save_pipeline.py`` reproduces ``Application.save`` for a
+    session (collect, record, notify): the library's pipeline must still be these
+    steps, with a ``_notify`` that does nothing and a snapshot step that does
+    nothing without ``snapshotting_intervals`` (the override falls back when set)."""
+    import inspect
+
+    from eventsourcing.application import Application
+
+    from agentlog.application import Sessions
+
+    save = inspect.getsource(Application.save)
+    assert "processing_event.collect_events(*objs, **kwargs)" in save
+    assert re.findall(r"self\.(\w+)\(", save) == [
+        "_record",
+        "_take_snapshots",
+        "_notify",
+        "notify",
+    ]
+    record = inspect.getsource(Application._record)
+    assert re.findall(r"self\.(\w+(?:\.\w+)*)\(", record) == [
+        "events.put",
+        "repository.cache.put",
+    ]
+    assert "if self.snapshots and self.snapshotting_intervals:" in inspect.getsource(
+        Application._take_snapshots
+    )
+    body = inspect.getsource(Application._notify).split('"""')[-1]
+    assert body.strip() == ""
+    assert Sessions._notify is Application._notify

@@ -567,3 +567,26 @@ def test_snapshot_round_trip_keeps_decisions(events: list[Envelope]) -> None:
             )
             surface.check(event(seq, item))
             restored.check(event(seq, item))
+
+
+@settings(max_examples=150, deadline=None)
+@given(surface_logs())
+def test_snapshot_state_is_the_per_node_encoding(events: list[Envelope]) -> None:
+    """``to_state`` (its loops in C) encodes node by node in surface order, which a
+    replace makes differ from seq order: deltas, one type each, the digests."""
+    surface = folded(events)
+    seqs = surface.seqs
+    types = surface._types
+    digests = surface._digests
+    assert surface.to_state() == {
+        "generation": surface.generation,
+        "seqs": [b - a for a, b in zip([0, *seqs], seqs, strict=False)],
+        "types": "".join(types[seq] for seq in seqs),
+        "digests": "".join(digests[seq] for seq in seqs if seq in digests),
+    }
+    assert Surface().to_state() == {
+        "generation": 0,
+        "seqs": [],
+        "types": "",
+        "digests": "",
+    }

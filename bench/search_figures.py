@@ -14,7 +14,10 @@ counting a pilot prefix. ``--db`` keeps the SQLite corpus in a file and reuses
 it on the next run (its byte counts and queries in a ``.json`` beside it);
 ``--schema`` does the same with a PostgreSQL schema (its ``.json`` in ``/tmp``),
 and ``--keep-index`` times a reused corpus's index as it is, caught up, not
-rebuilt.
+rebuilt. Beside each first page's wall-clock time, its CPU time: this
+process's, plus on PostgreSQL the server backends' serving it (read from
+``/proc``: the server must run on this machine), which a shared machine's
+load does not stretch.
 Prints Markdown; docs/search.md quotes a run. Run it under ``/usr/bin/time -v``
 for peak RSS.
 """
@@ -104,14 +107,42 @@ def quantiles(samples: list[float]) -> tuple[float, float, float]:
 
 
 def timed(
-    call: Callable[[], object], repeat: int = REPEAT
+    call: Callable[[], object],
+    repeat: int = REPEAT,
+    cpu: list[float] | None = None,
+    server: Callable[[], float] | None = None,
 ) -> tuple[float, float, float]:
+    """Wall-clock p50, p95 and max in ms; ``cpu`` gets each sample's CPU
+    (this process's, plus the server's from ``server`` if given), in ms."""
     samples = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        used = server() if server is not None else 0.0
+        start, start_cpu = time.perf_counter(), time.process_time()
         call()
         samples.append((time.perf_counter() - start) * 1000)
+        if cpu is not None:
+            spent = time.process_time() - start_cpu
+            if server is not None:
+                spent += server() - used
+            cpu.append(spent * 1000)
     return quantiles(samples)
+
+
+def server_clock(postgres: bool, call: Callable[[], object]) -> Callable[[], float]:
+    """The CPU seconds used so far by the PostgreSQL backends serving this
+    process (found after one ``call``, so its pool's connections are open);
+    a clock that reads 0 on SQLite, which runs in this process."""
+    if not postgres:
+        return lambda: 0.0
+    import psycopg
+
+    from bench import server_cpu
+    from tests.conftest import pg_params
+
+    call()
+    with psycopg.connect(**pg_params()) as conn:
+        pids = server_cpu.backends(conn)
+    return lambda: server_cpu.cpu_seconds(pids)
 
 
 def kept_schema(name: str) -> Iterator[dict[str, str]]:
@@ -393,18 +424,26 @@ def main() -> None:
         view = index.search.view
         print(
             "| query | matching events | path | search_sessions p50 / p95 / max "
-            "| its second page p50 / p95 | naive scan p50 / p95 / max |"
+            "| its CPU p50 / p95 | its second page p50 / p95 "
+            "| naive scan p50 / p95 / max |"
         )
-        print("|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|")
         rows = figures.get("queries", {}).get("rows", ZIPF_QUERIES)
         for label, text in rows:
             phrase = tuple(text.split())
-            ids = view.matching_ids(phrase, search_plan.RARE_CAP)
+            own = view.rare_cap()
+            cap = (
+                search_plan.RARE_CAP if own is None else min(own, search_plan.RARE_CAP)
+            )
+            ids = view.matching_ids(phrase, cap)
             matches = len(view.select_ids(phrase, None))
             path = "walk" if ids is None else "sorted ids"
             if view.lists_in_order:
                 path = "bands"
-            ours = timed(lambda text=text: query.search_sessions(text), args.repeat)
+            first = lambda text=text: query.search_sessions(text)  # noqa: E731
+            clock = server_clock(args.postgres, first)
+            cpu: list[float] = []
+            ours = timed(first, args.repeat, cpu, clock)
             cursor = query.search_sessions(text).next_cursor
             second = (
                 timed(
@@ -414,11 +453,13 @@ def main() -> None:
                 if cursor is not None
                 else None
             )
+            spent = quantiles(cpu)
             shown = "-" if second is None else f"{second[0]:.1f} / {second[1]:.1f} ms"
             floor = timed(lambda text=text: naive(text), args.repeat)
             print(
                 f"| {label} `{text}` | {matches:,} | {path} | "
-                f"{ours[0]:.1f} / {ours[1]:.1f} / {ours[2]:.1f} ms | {shown} | "
+                f"{ours[0]:.1f} / {ours[1]:.1f} / {ours[2]:.1f} ms | "
+                f"{spent[0]:.1f} / {spent[1]:.1f} ms | {shown} | "
                 f"{floor[0]:.1f} / {floor[1]:.1f} / {floor[2]:.1f} ms |"
             )
             sys.stdout.flush()

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from itertools import count
 from typing import TYPE_CHECKING, Any, Literal
 
+from psycopg import errors
 from psycopg.sql import SQL, Composable, Composed, Identifier
 
 from agentlog.application.common_words import choose_common
@@ -82,6 +83,10 @@ _FIRST_BAND = 64
 _STREAM_BATCH = 32
 """Rows fetched at a time after the first batch: few, so a stopped read has
 done little work it did not need."""
+BULK_MEMORY = "256MB"
+"""``maintenance_work_mem`` of a bulk catch-up's index builds: GIN gathers its
+entries in it (the server's 64 MB default spills a million documents' into
+many runs)."""
 _CURSORS = count()
 """Server-side cursor names (unique per connection)."""
 
@@ -143,6 +148,13 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
                 "CREATE UNIQUE INDEX IF NOT EXISTS {0} ON {1} "
                 "(session_id, doc_tokens, neg_time, neg_seq)"
             ).format(self._index_name("session"), self._docs),
+            *self._bulk_indexes(),
+        ]
+
+    def _bulk_indexes(self) -> list[Composed]:
+        """The indexes a bulk catch-up builds at its end: the order key's and
+        GIN's (the session's stays: shadowing and drops find rows by it)."""
+        return [
             SQL("CREATE UNIQUE INDEX IF NOT EXISTS {0} ON {1} ({2})").format(
                 self._index_name("key"), self._docs, _KEY
             ),
@@ -150,6 +162,28 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
                 self._index_name("terms"), self._docs, search_sql.ELEMENTS
             ),
         ]
+
+    def begin_bulk(self) -> None:
+        # Searches meanwhile are right but slow: without GIN, every row is
+        # tested. A crash before end_bulk leaves them to the next start's
+        # index_statements.
+        names = [
+            Identifier(self.datastore.schema, f"{self.table_name}_{suffix}")
+            for suffix in ("key", "terms")
+        ]
+        with self.datastore.transaction(commit=True) as curs:
+            curs.execute(SQL("DROP INDEX IF EXISTS {0}").format(SQL(", ").join(names)))
+
+    def end_bulk(self) -> None:
+        # Two processes may finish a bulk catch-up together: the second's
+        # IF NOT EXISTS can race the first's CREATE (either index will do).
+        for statement in self._bulk_indexes():
+            try:
+                with self.datastore.transaction(commit=True) as curs:
+                    curs.execute(f"SET LOCAL maintenance_work_mem = '{BULK_MEMORY}'")
+                    curs.execute(statement)
+            except (errors.DuplicateTable, errors.UniqueViolation):
+                continue
 
     def _decode(self, record: DictRow) -> SearchState:
         state = super()._decode(record)

@@ -53,6 +53,63 @@ def test_crash_mid_catch_up_loses_and_doubles_nothing(
     assert len({(d.session_id, d.seq) for d in after_crash[0]}) == len(after_crash[0])
 
 
+def test_a_bulk_catch_up_builds_its_indexes_at_the_end_even_after_a_crash(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A catch-up far behind drops the indexes it builds once at its end
+    (PostgreSQL: GIN and the order key's); a crash midway still builds them,
+    and the index and its pages are those of a catch-up row by row."""
+    corpus(app, sessions=6)
+    query = SessionQuery(app)
+    index = index_of(app)
+    index.PAGE_SIZE = 7
+    words = ("alpha", "beta gamma")
+    pages = {word: query.search_sessions(word, limit=3) for word in words}
+    by_rows = snapshot(index)
+    view = index.search.view
+    monkeypatch.setattr(SearchIndex, "BULK_AFTER", 1)
+    real = type(view)._write  # type: ignore[attr-defined]
+    calls = {"n": 0}
+
+    def crash(self: Any, c: Any, changes: Any, *rest: Any) -> None:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise RuntimeError("killed")
+        real(self, c, changes, *rest)
+
+    view.clear(app.name)
+    index._positions = {}
+    monkeypatch.setattr(type(view), "_write", crash)
+    with pytest.raises(RuntimeError):
+        index.catch_up()
+    assert _postgres_indexes(app) in (None, {"key", "session", "terms"})
+    monkeypatch.setattr(type(view), "_write", real)
+    index._positions = {}
+    assert index.catch_up() > 0
+    assert _postgres_indexes(app) in (None, {"key", "session", "terms"})
+    assert snapshot(index) == by_rows
+    for word, page in pages.items():
+        assert query.search_sessions(word, limit=3) == page
+
+
+def _postgres_indexes(app: Sessions) -> set[str] | None:
+    """The PostgreSQL search documents' indexes but the primary key, by suffix
+    (``None``: not PostgreSQL)."""
+    datastore = app.factory.datastore  # type: ignore[attr-defined]
+    schema = getattr(datastore, "schema", None)
+    if schema is None:
+        return None
+    with datastore.transaction(commit=False) as curs:
+        curs.execute(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = %s "
+            "AND tablename = 'agentlog_search_v3_docs'",
+            (schema,),
+        )
+        names = {row["indexname"] for row in curs.fetchall()}
+    prefix = "agentlog_search_v3_"
+    return {name.removeprefix(prefix) for name in names if not name.endswith("pkey")}
+
+
 def test_a_projection_runner_keeps_the_postgres_index(
     app: Sessions, request: pytest.FixtureRequest
 ) -> None:

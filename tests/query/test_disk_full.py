@@ -32,7 +32,7 @@ def disk_full() -> StoreUnavailableError:
 
 
 def refusing(error: Exception) -> Callable[..., int]:
-    def catch_up(self: object) -> int:
+    def catch_up(self: object, top: int | None = None) -> int:
         raise error
 
     return catch_up

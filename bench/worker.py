@@ -8,6 +8,7 @@ written as JSON to ``job["out"]`` (stdout is left to the libraries).
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.util
 import json
@@ -244,6 +245,11 @@ def main(argv: list[str]) -> int:
         cls = system_class(job["system"], job.get("checkout"))
         if job["op"] != "probe":
             cls.preload()
+            # A service imported long ago and its collector has settled since; a
+            # fresh worker has not: without this, the first full pass over the
+            # imports' objects falls into whichever sample's window each
+            # system's import layout puts it (docs/performance.md).
+            gc.collect()
         result = {"ok": True, **OPS[job["op"]](cls, job)}
     except Exception as error:
         result = {

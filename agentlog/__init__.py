@@ -101,7 +101,7 @@ if TYPE_CHECKING:
     from agentlog.domain.step_output import ToolCall
     from agentlog.domain.title import TitleConfig
     from agentlog.infrastructure.formats.jsonl import export_session, import_log
-    from agentlog.infrastructure.store import mask_url, open_sessions
+    from agentlog.infrastructure.store import mask_url, open_query, open_sessions
 
 _EXPORTS: dict[str, str] = {
     "AgentlogError": "agentlog.domain.errors",
@@ -164,6 +164,7 @@ _EXPORTS: dict[str, str] = {
     "export_session": "agentlog.infrastructure.formats.jsonl",
     "import_log": "agentlog.infrastructure.formats.jsonl",
     "mask_url": "agentlog.infrastructure.store",
+    "open_query": "agentlog.infrastructure.store",
     "open_sessions": "agentlog.infrastructure.store",
     "openai_tools": "agentlog.application.model_tools",
 }
@@ -230,6 +231,7 @@ __all__ = [
     "export_session",
     "import_log",
     "mask_url",
+    "open_query",
     "open_sessions",
     "openai_tools",
 ]

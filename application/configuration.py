@@ -9,11 +9,12 @@ store that cannot be opened is a :class:`StoreUnavailableError`.
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import TYPE_CHECKING, ClassVar
 
 from eventsourcing.application import Application
 from eventsourcing.persistence import PersistenceError as EventSourcingPersistenceError
-from eventsourcing.utils import resolve_topic
+from eventsourcing.utils import Environment, resolve_topic
 
 from agentlog.application.ports import KeyStore, PlainStates, StoreSetup
 from agentlog.domain.errors import (
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from eventsourcing.persistence import Mapper
-    from eventsourcing.utils import Environment, EnvType
+    from eventsourcing.utils import EnvType
 
 
 class ConfiguredApplication(Application[str]):
@@ -98,6 +99,36 @@ class ConfiguredApplication(Application[str]):
             dict(env or {}),
             store=self._store_url,
             create_tables=self._create_tables,
+        )
+
+    @classmethod
+    def store_environment(
+        cls,
+        env: EnvType | None = None,
+        *,
+        store: str | None = None,
+        create_tables: bool = True,
+    ) -> Environment:
+        """The environment :meth:`construct_env` gives an application of this
+        class on ``store``, without opening anything (a query-only open decides
+        from it how to read, docs/query.md#query-only-opening).
+
+        The library's own step (its ``construct_env``: the class's settings,
+        the process environment, then ``env``) is repeated here, since it
+        needs an instance; a test holds the two equal.
+        """
+
+        def construct(given: dict[str, str]) -> Environment:
+            settings = dict(cls.env)
+            if cls.is_snapshotting_enabled or cls.snapshotting_intervals:
+                settings["IS_SNAPSHOTTING_ENABLED"] = "y"
+            settings.update(os.environ)
+            settings.update(given)
+            return Environment(cls.name, settings)
+
+        setup: StoreSetup = resolve_topic(cls.store_setup_topic)()
+        return setup.environment(
+            construct, dict(env or {}), store=store, create_tables=create_tables
         )
 
     def construct_mapper(self) -> Mapper[str]:

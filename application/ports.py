@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from agentlog.application.projections import LineageView, ListingView, TitleView
     from agentlog.application.search_index import SearchView
+    from agentlog.application.view_rows import ListingRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,3 +144,23 @@ class StoreSetup(Protocol):
     def close(self) -> None:
         """Close what :meth:`mapper` opened (the key store)."""
         ...
+
+
+class ListingShortcut(Protocol):
+    """A backend's direct read of the listing view, for a query-only open
+    (:func:`~agentlog.infrastructure.store.open_query`): one connection, one
+    check of the views' positions, the page; no application is built.
+
+    It answers only when its answer is the application's: ``page`` returns
+    ``None`` whenever the views are behind the log, an erase is pending, a
+    table is missing or the store cannot tell, and the query then opens the
+    store in full (docs/query.md#query-only-opening).
+    """
+
+    def page(
+        self, limit: int, after: tuple[int | float, str] | None
+    ) -> list[ListingRow] | None:
+        """Up to ``limit`` rows newest first after ``after``, or ``None``."""
+        ...
+
+    def close(self) -> None: ...

@@ -168,7 +168,11 @@ def fold_live_row(
     return fold_listing(base, [created, *projected], session_id)
 
 
-def summary_row(row: ListingRow, *, live: bool, persisted: bool) -> SummaryRow:
+def summary_row(
+    row: ListingRow, *, live: bool, persisted: bool, copy: bool = True
+) -> SummaryRow:
+    """The summary of a listing row; ``copy=False`` when its header is the
+    caller's own (decoded for this read), not shared with a view or a handle."""
     header = row.header or {}
     created = row.created_at if row.created_at is not None else 0
     return SummaryRow(
@@ -183,7 +187,7 @@ def summary_row(row: ListingRow, *, live: bool, persisted: bool) -> SummaryRow:
         owner=row.owner,
         live=live,
         persisted=persisted,
-        header=copy_json(dict(header)),
+        header=copy_json(dict(header)) if copy else header,
     )
 
 

@@ -84,6 +84,13 @@ class AgentlogSystem(BenchSystem):
         # The package resolves its names on first use (PEP 562): resolve them here.
         for name in ("Sessions", "SessionQuery"):
             getattr(application, name)
+        agentlog = importlib.import_module("agentlog")
+        if hasattr(agentlog, "open_query"):
+            importlib.import_module("agentlog.application.query_store")
+            importlib.import_module("agentlog.application.query_models")
+            importlib.import_module(
+                "agentlog.infrastructure.backends.sqlite.listing_shortcut"
+            )
         for module in (
             "agentlog.infrastructure.store_setup",
             "agentlog.infrastructure.backends.sqlite.factory",
@@ -140,7 +147,17 @@ class AgentlogSystem(BenchSystem):
         return tail_messages(events)
 
     def list_page(self, limit: int = 50) -> Sequence[Any]:
-        """The titled listing view's first page."""
+        """The titled listing view's first page, as a service that only reads
+        opens it: ``agentlog.open_query`` (docs/query.md#query-only-opening),
+        or ``SessionQuery(Sessions(...))`` at a checkout without it."""
+        if self._app is None:
+            open_query = getattr(
+                importlib.import_module("agentlog"), "open_query", None
+            )
+            if open_query is not None:
+                with open_query(f"sqlite:///{self.db_path}") as query:
+                    page = query.list_summaries(limit=limit)
+                return list(page.items)
         query = _application().SessionQuery(self._sessions())
         page = query.list_summaries(limit=limit)
         return list(getattr(page, "items", page))

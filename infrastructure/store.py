@@ -27,6 +27,7 @@ from agentlog.infrastructure.store_url import (
 
 if TYPE_CHECKING:
     from agentlog.application.configuration import ConfiguredApplication
+    from agentlog.application.query_store import StoreQuery
     from agentlog.application.sessions import Sessions
 
 
@@ -88,6 +89,42 @@ def open_views(url: str | None = None, *, create: bool = True) -> ConfiguredAppl
         return app
     app.close()
     return open_sessions(url, create=create)
+
+
+def open_query(
+    url: str | None = None,
+    *,
+    create: bool = True,
+    read_window_max: int = 50,
+    **env: str,
+) -> StoreQuery:
+    """Every read of ``SessionQuery`` on the store a URL names, without the
+    writing application (docs/query.md#query-only-opening).
+
+    For a service or a replica that only reads: the listing is read straight
+    from the store where its backend can (SQLite: one connection, one check
+    of the views, the page), and the store is opened in full, as
+    :func:`open_sessions` opens it, on the first read that needs it; either
+    way the answers are ``SessionQuery(open_sessions(url))``'s. The URL is
+    checked at once (``StoreURLError``; with ``create=False`` a store that
+    does not exist is ``StoreNotFoundError``); a store that cannot be opened
+    fails its first read. Close it, or use it as a context manager.
+    """
+    from agentlog.application.configuration import ConfiguredApplication
+    from agentlog.application.query_store import StoreQuery
+    from agentlog.infrastructure.backends import backend_named
+
+    url = url or os.environ.get(STORE_ENV_VAR)
+    if url is not None and not create:
+        check_store_exists(parse_store_url(url))
+    environment = ConfiguredApplication.store_environment(env or None, store=url)
+    backend = backend_named(environment.get("PERSISTENCE_MODULE") or "")
+    shortcut = None if backend is None else backend.listing_shortcut(environment)
+    return StoreQuery(
+        lambda: open_sessions(url, invariants=True, create=create, **env),
+        shortcut=shortcut,
+        read_window_max=read_window_max,
+    )
 
 
 def _erase_pending(app: ConfiguredApplication) -> bool:
@@ -152,6 +189,7 @@ __all__ = [
     "check_store_exists",
     "mask_url",
     "migrate",
+    "open_query",
     "open_sessions",
     "open_views",
     "parse_store_url",

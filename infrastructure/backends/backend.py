@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from eventsourcing.utils import Environment
 
-    from agentlog.application.ports import ViewClasses
+    from agentlog.application.ports import ListingShortcut, ViewClasses
     from agentlog.application.search_index import SearchView
     from agentlog.infrastructure.crypto import MasterKey
     from agentlog.infrastructure.keystore import KeyStore
@@ -72,6 +72,12 @@ class Backend(ABC):
         """Something calling ``wake`` after each write any process commits to
         the store of ``recorder``, until closed; ``None``: this store cannot
         tell, so its readers poll."""
+        return None
+
+    def listing_shortcut(self, env: Environment) -> ListingShortcut | None:
+        """A direct read of the listing for a query-only open of the store
+        ``env`` opens (``ports.ListingShortcut``); ``None``: the query opens
+        the store in full for its listing too."""
         return None
 
     def holds(self, config: StoreConfig, events: Mapping[str, str]) -> bool:

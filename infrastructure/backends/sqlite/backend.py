@@ -10,7 +10,9 @@ from agentlog.infrastructure.backends.backend import Backend
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from agentlog.application.ports import ViewClasses
+    from eventsourcing.utils import Environment
+
+    from agentlog.application.ports import ListingShortcut, ViewClasses
     from agentlog.application.search_index import SearchView
     from agentlog.infrastructure.crypto import MasterKey
     from agentlog.infrastructure.keystore import KeyStore
@@ -53,6 +55,14 @@ class SQLiteBackend(Backend):
 
         assert config.sqlite_path is not None
         return SQLiteKeyStore(master, config.sqlite_path)
+
+    def listing_shortcut(self, env: Environment) -> ListingShortcut | None:
+        """The listing read from the file itself (``sqlite.listing_shortcut``)."""
+        from agentlog.infrastructure.backends.sqlite.listing_shortcut import (
+            listing_shortcut,
+        )
+
+        return listing_shortcut(env)
 
     def holds(self, config: StoreConfig, events: Mapping[str, str]) -> bool:
         """The same database file."""

@@ -20,10 +20,10 @@ from agentlog.application.view_rows import (
     columns,
     row_values,
 )
+from agentlog.domain.json import loads
 from agentlog.infrastructure.backends.sqlite.tables import ensure_tables
 from agentlog.infrastructure.eventsourcing_seam import KeyedSQLiteTracking
 from agentlog.infrastructure.views import (
-    column_decoder,
     column_param,
     decode_column,
     encode_column,
@@ -32,7 +32,7 @@ from agentlog.infrastructure.views import (
 from agentlog.infrastructure.views.sql import SQLListingView, SQLView
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Sequence
+    from collections.abc import Callable, Collection, Sequence
 
     from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore
 
@@ -49,6 +49,42 @@ SQLITE_TYPES = {
 CHUNK = 500
 
 
+def select_sql(table: str, kinds: Sequence[tuple[str, str]]) -> str:
+    """``SELECT <every column> FROM <table> `` (a view's reads add the rest)."""
+    return f"SELECT {', '.join(name for name, _ in kinds)} FROM {table} "
+
+
+def _decode_utf8(value: bytes) -> str:
+    return value.decode("utf-8", "surrogatepass")
+
+
+def sqlite_decoding(
+    kinds: Sequence[tuple[str, str]],
+) -> list[tuple[int, Callable[[Any], Any]]]:
+    """``(index, decoder)`` of the columns whose SQLite value is not the row
+    value already: the driver gives ints and floats as they are and BLOBs as
+    ``bytes``, so only text and JSON columns are decoded (a page decodes some
+    600 values, docs/performance.md)."""
+    decoders: dict[str, Callable[[Any], Any]] = {"text": _decode_utf8, "json": loads}
+    return [
+        (at, decoders[kind]) for at, (_, kind) in enumerate(kinds) if kind in decoders
+    ]
+
+
+def decode_record(
+    row_type: type[TRow],
+    decoding: Sequence[tuple[int, Callable[[Any], Any]]],
+    record: Sequence[Any],
+) -> TRow:
+    """A stored record (a tuple or ``sqlite3.Row``) as its row."""
+    values = list(record)
+    for at, decode in decoding:
+        value = values[at]
+        if value is not None:
+            values[at] = decode(value)
+    return row_type(*values)
+
+
 class SQLiteView(KeyedSQLiteTracking, SQLView[TRow], Generic[TRow]):
     """A keyed table; the library's ``tracking`` table holds one row per view."""
 
@@ -61,9 +97,9 @@ class SQLiteView(KeyedSQLiteTracking, SQLView[TRow], Generic[TRow]):
             (name, "raw" if name in raw else kind)
             for name, kind in columns(self.row_type)
         ]
-        self._decoders = [column_decoder(kind) for _, kind in self._columns]
+        self._decoding = sqlite_decoding(self._columns)
+        self._select_sql = select_sql(self.table_name, self._columns)
         names = ", ".join(name for name, _ in self._columns)
-        self._select_sql = f"SELECT {names} FROM {self.table_name} "
         marks = ", ".join("?" for _ in self._columns)
         updates = ", ".join(
             f"{name} = excluded.{name}" for name, _ in self._columns[1:]
@@ -112,17 +148,14 @@ class SQLiteView(KeyedSQLiteTracking, SQLView[TRow], Generic[TRow]):
         )
 
     def _decode(self, record: Sequence[Any]) -> TRow:
-        values = [
-            None if value is None else decode(value)
-            for decode, value in zip(self._decoders, record, strict=True)
-        ]
-        return self.row_type(*values)  # type: ignore[no-any-return]
+        return decode_record(self.row_type, self._decoding, record)  # type: ignore[no-any-return]
 
     def _fetch_stored(
         self, c: SQLiteCursor, sql: str, params: Sequence[Any]
     ) -> list[TRow]:
         c.execute(sql, params)
-        return [self._decode(tuple(record)) for record in c.fetchall()]
+        row_type, decoding = self.row_type, self._decoding
+        return [decode_record(row_type, decoding, row) for row in c.fetchall()]
 
     def _select(self, c: SQLiteCursor, keys: Collection[str]) -> dict[str, TRow]:
         found: dict[str, TRow] = {}
@@ -185,6 +218,26 @@ def _scoped(view: SQLiteListingView, scope: Scope | None) -> tuple[str, list[Any
     return sql, params
 
 
+def listing_page_query(
+    select: str,
+    limit: int,
+    after: tuple[Number, str] | None,
+    where: str = "",
+    params: list[Any] | None = None,
+) -> tuple[str, list[Any]]:
+    """A page of the listing newest first after ``after``: ``select`` (the
+    view's ``SELECT … FROM``), then ``where`` (a scope's ``AND …``)."""
+    params = [] if params is None else params
+    sql = select + "WHERE header IS NOT NULL " + where
+    if after is not None:
+        created = encode_column("number", after[0], bounded_ints=True)
+        sql += "AND (created_at < ? OR (created_at = ? AND session_id > ?)) "
+        params += [created, created, encode_text(after[1])]
+    sql += "ORDER BY created_at DESC, session_id LIMIT ?"
+    params.append(limit)
+    return sql, params
+
+
 class SQLiteListingView(SQLiteView[ListingRow], SQLListingView):
     """The listing, indexed for newest-first keyset paging, overall and per
     ``(cwd, owner)`` and ``owner`` (scoped listings, docs/scope.md)."""
@@ -209,14 +262,7 @@ class SQLiteListingView(SQLiteView[ListingRow], SQLListingView):
     ) -> tuple[str, list[Any]]:
         """The SQL and parameters :meth:`select_page` runs (tests explain it)."""
         where, params = _scoped(self, scope)
-        sql = self._select_sql + "WHERE header IS NOT NULL " + where
-        if after is not None:
-            created = encode_column("number", after[0], bounded_ints=True)
-            sql += "AND (created_at < ? OR (created_at = ? AND session_id > ?)) "
-            params += [created, created, encode_text(after[1])]
-        sql += "ORDER BY created_at DESC, session_id LIMIT ?"
-        params.append(limit)
-        return sql, params
+        return listing_page_query(self._select_sql, limit, after, where, params)
 
     def select_headers(self, *, scope: Scope | None = None) -> list[dict[str, Any]]:
         where, params = _scoped(self, scope)

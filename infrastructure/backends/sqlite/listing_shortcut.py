@@ -38,7 +38,7 @@ from agentlog.infrastructure.backends.sqlite.views import (
     select_sql,
     sqlite_decoding,
 )
-from agentlog.infrastructure.key_store_setup import encryption_settings
+from agentlog.infrastructure.crypto import ENCRYPTION_ENV_VAR, OFF
 from agentlog.infrastructure.recorders import ERASE_PENDING
 from agentlog.infrastructure.store_url import READ_ONLY_ENV_VAR
 
@@ -77,7 +77,7 @@ def listing_shortcut(env: Environment) -> SQLiteListingShortcut | None:
         or path.startswith("file:")
         or env.get("APPLICATION_RECORDER_TOPIC")
         or not strtobool(env.get("SQLITE_SINGLE_ROW_TRACKING") or "t")
-        or encryption_settings(env) is not None
+        or (env.get(ENCRYPTION_ENV_VAR) or "").strip().lower() not in OFF
     ):
         return None
     timeout = (env.get("SQLITE_LOCK_TIMEOUT") or "").strip()

@@ -53,9 +53,15 @@ class ProjectedEvent:
 COLUMN_KINDS = ("text", "int", "number", "json")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ListingRow:
-    """One session in the listing: header fields and what the log says so far."""
+    """One session in the listing: header fields and what the log says so far.
+
+    Not frozen, though nothing changes one after it is built: a frozen
+    dataclass sets each of its twelve fields through ``object.__setattr__``,
+    which made building a page's rows cost more than reading them (W3,
+    docs/performance.md).
+    """
 
     session_id: str
     header: dict[str, Any] | None = None

@@ -128,18 +128,27 @@ def output_blocks(item: dict[str, Any]) -> list[dict[str, Any]]:
 def items_of(messages: list[dict[str, Any]]) -> list[Any]:
     """The SDK items of derived messages, in order."""
     items: list[Any] = []
+    append = items.append
     for message in messages:
-        blocks = [b for b in message.get("content", []) if isinstance(b, dict)]
+        content = message.get("content", [])
+        if type(content) is list and len(content) == 1:
+            # The common message: one block carrying its item (a full read
+            # passes here once per item).
+            block = content[0]
+            if type(block) is dict and ITEM in block:
+                append(block[ITEM])
+                continue
+        blocks = [b for b in content if isinstance(b, dict)]
         ours = any(ITEM in b for b in blocks)
         for block in blocks:
             if ITEM in block:
-                items.append(block[ITEM])
+                append(block[ITEM])
             elif block.get("type") == "tool-result":
                 items.extend(_result_items(block))
             elif not ours:
                 made = _foreign_item(message.get("role"), block)
                 if made is not None:
-                    items.append(made)
+                    append(made)
     return items
 
 

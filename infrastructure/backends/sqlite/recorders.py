@@ -255,13 +255,8 @@ class SQLiteSessionRecorder(SQLiteRecorderSeam, StreamWrites):
                     [originator_id, *batch],
                 )
                 rows.extend(
-                    StoredEvent(
-                        originator_id=originator_id,
-                        originator_version=row[0],
-                        topic=row[1],
-                        state=row[2],
-                    )
-                    for row in cursor.fetchall()
+                    StoredEvent(originator_id, version, topic, state)
+                    for version, topic, state in cursor.fetchall()
                 )
         return rows
 

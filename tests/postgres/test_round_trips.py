@@ -17,6 +17,7 @@ import pytest
 
 from agentlog.application import SessionQuery, Sessions
 from agentlog.application.catch_up import views_of
+from agentlog.application.search_index import search_index_of
 from agentlog.domain.errors import SessionNotFoundError
 from bench.round_trips import WARM_RUNS, RoundTripRelay
 from tests.builders import SE, SS, TE, TS, A, U
@@ -272,3 +273,42 @@ def test_opening_a_store_whose_tables_exist_runs_no_ddl(
     assert proc_version(pg_env, "agentlog_write_v1") is not None
     store_turns(reopened, "t", 1)
     assert len(reopened.messages("t")) == 2
+
+
+@pytest.mark.parametrize(("phrase", "found"), [("about zebra", 3), ("zebra s1", 1)])
+def test_a_warm_search_first_page_is_twelve_round_trips(
+    relay: RoundTripRelay, open_app: Callable[..., Sessions], phrase: str, found: int
+) -> None:
+    """The log's top, the index's rule, its last document's id, the phrase's
+    candidate ids: one statement each, none in a transaction block. The page's
+    snapshot: ``BEGIN`` (its isolation in it), the server-side cursor declared
+    (and described: psycopg's second round trip), one ``FETCH`` (a short one
+    is the end), ``CLOSE``, ``COMMIT``. Then the hits' events and the titles."""
+    writer = open_app()
+    for n in range(3):
+        store_turns(writer, f"s{n}", 1)
+        handle = writer.get_session(f"s{n}")
+        add(handle, TS(2), U(f"zebra s{n}"), TE(2))
+        writer.flush(handle)
+    query = SessionQuery(open_app())
+
+    def search() -> None:
+        assert len(query.search_sessions(phrase).items) == found
+
+    assert warm_trips(relay, search) == 12
+
+
+def test_a_search_page_reads_one_read_only_snapshot(
+    open_app: Callable[..., Sessions],
+) -> None:
+    """The page's ``BEGIN`` sets what a ``SET TRANSACTION`` after it did."""
+    app = open_app()
+    store_turns(app, "s", 1)
+    index = search_index_of(app)
+    assert index is not None
+    with index.search.view.reading() as connection:
+        shown = connection.execute(
+            "SELECT current_setting('transaction_isolation') AS isolation, "
+            "current_setting('transaction_read_only') AS read_only"
+        ).fetchone()
+    assert shown == {"isolation": "repeatable read", "read_only": "on"}

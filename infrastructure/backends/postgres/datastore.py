@@ -166,9 +166,13 @@ class AgentlogPostgresDatastore(PostgresDatastore):
         super().close()
 
     @contextlib.contextmanager
-    def transaction(self, *, commit: bool = False) -> Iterator[Cursor[DictRow]]:
+    def transaction(
+        self, *, commit: bool = False, snapshot: bool = False
+    ) -> Iterator[Cursor[DictRow]]:
         """The library's; a read (``commit=False``) is ``BEGIN READ ONLY`` …
-        ``COMMIT``, not the library's ``ROLLBACK``.
+        ``COMMIT``, not the library's ``ROLLBACK`` (``snapshot``: one snapshot
+        for all its statements, ``REPEATABLE READ``, set by the ``BEGIN``
+        itself, not a round trip more).
 
         psycopg takes a ``ROLLBACK`` for a sign that what the connection
         prepared may be gone: it forgets every prepared statement, sends
@@ -182,8 +186,9 @@ class AgentlogPostgresDatastore(PostgresDatastore):
             with super().transaction(commit=True) as cursor:
                 yield cursor
             return
+        begin = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
         with self.get_connection() as connection:
-            connection.execute("BEGIN READ ONLY")
+            connection.execute(begin if snapshot else "BEGIN READ ONLY")
             try:
                 yield connection.cursor()
             except BaseException:

@@ -61,6 +61,9 @@ if TYPE_CHECKING:
 
     from agentlog.application.search_match import OrderKey
     from agentlog.domain.search_text import SearchDocument
+    from agentlog.infrastructure.backends.postgres.datastore import (
+        AgentlogPostgresDatastore,
+    )
 
 PAIRS_AFTER = 10_000
 """The common words are chosen when this many documents are indexed, from
@@ -97,6 +100,9 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
     view_name = "search.v3"
     table_name = "agentlog_search_v3"
     _stats: search_statistics.Statistics | None = None
+    datastore: AgentlogPostgresDatastore
+    """The factory's (``factory.py``): its read transactions commit, and may
+    take one snapshot."""
 
     def _named(self, suffix: str) -> Composed:
         schema = Identifier(self.datastore.schema)
@@ -392,7 +398,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
             "LEFT JOIN pg_stats AS s ON s.schemaname = %s AND s.tablename = %s"
         ).format(self._meta)
         index = f"{self.table_name}_terms"
-        with self.datastore.transaction(commit=False) as curs:
+        with self._reading() as curs:
             docs = self._docs.as_string(curs)
             curs.execute(sql, (docs, self.datastore.schema, index))
             row = curs.fetchone()
@@ -420,8 +426,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
             sql = search_sql.HASHED_IDS.format(
                 self._docs, search_sql.ELEMENTS, matching.pattern
             )
-        with self.datastore.transaction(commit=False) as curs:
-            self._hashed_reads(curs)
+        with self._one_read() as curs:
             curs.execute(sql, [*matching.match_params, limit])
             record = curs.fetchone()
             return list(record["ids"] or []) if record else []
@@ -440,19 +445,30 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         source = _source(test, ids)
         bounds = (session_id, after, upto)
         matching = self._query_matching(query, session_id, source)
-        with self.datastore.transaction(commit=False) as curs:
-            self._hashed_reads(curs)
+        with self._one_read() as curs:
             sql, params = self._query(query, source, bounds, ids, matching=matching)
             curs.execute(sql + SQL(" LIMIT %s"), [*params, limit])
             return [search_sql.document(record) for record in curs.fetchall()]
 
     @contextmanager
     def reading(self) -> Iterator[Any]:
-        with self.datastore.transaction(commit=False) as curs:
-            # One snapshot for the page's reads, as SQLite's read transaction.
-            curs.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        # One snapshot for the page's reads, as SQLite's read transaction.
+        with self.datastore.transaction(commit=False, snapshot=True) as curs:
             self._hashed_reads(curs)
             yield curs.connection
+
+    @contextmanager
+    def _one_read(self) -> Iterator[Cursor[DictRow]]:
+        """A cursor for one read statement: alone, one round trip (a statement
+        outside a block is a transaction of its own); a hashed index's in a
+        read transaction, for its ``SET LOCAL``."""
+        if self.hashing is None:
+            with self._reading() as curs:
+                yield curs
+            return
+        with self.datastore.transaction(commit=False) as curs:
+            self._hashed_reads(curs)
+            yield curs
 
     def _hashed_reads(self, curs: Cursor[DictRow]) -> None:
         """A hashed index's reads carry an array and an object of one entry per
@@ -638,7 +654,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
                 self._match, params, SQL("%s"), [pattern], SQL("%s")
             )
         if sessions is None:
-            with self.datastore.transaction(commit=False) as curs:
+            with self._reading() as curs:
                 curs.execute(SQL("SELECT session_id FROM {0}").format(self._table))
                 sessions = [decode_text(row["session_id"]) for row in curs]
         wanted = set(sessions).difference(excluded)
@@ -684,7 +700,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
 
     def last_id(self) -> int:
         sql = SQL("SELECT max(id) AS id FROM {0}").format(self._docs)
-        with self.datastore.transaction(commit=False) as curs:
+        with self._reading() as curs:
             curs.execute(sql)
             record = curs.fetchone()
             return int(record["id"] or 0) if record else 0
@@ -693,7 +709,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         sql = SQL("SELECT {1} FROM {0} ORDER BY session_id, neg_seq DESC").format(
             self._docs, _COLUMNS
         )
-        with self.datastore.transaction(commit=False) as curs:
+        with self._reading() as curs:
             curs.execute(sql)
             return [search_sql.document(record) for record in curs.fetchall()]
 
@@ -702,7 +718,7 @@ class PostgresSearchView(PostgresView[SearchState], SearchView):
         record counts as rule 1), or hashed when encryption is off or not
         hashed when it is on: rebuild. One statement, outside a transaction
         block: it is checked before every search (one round trip, not three)."""
-        with self.datastore.cursor() as curs:
+        with self._reading() as curs:
             curs.execute(
                 SQL(
                     "SELECT (SELECT value FROM {0} WHERE name = 'tokens') AS rule, "
@@ -755,6 +771,8 @@ def _fetch(
         while records := curs.fetchmany(batch):
             for record in records:
                 yield search_sql.document(record)
+            if len(records) < batch:
+                return  # the cursor's end: no FETCH more to learn it
             batch = _STREAM_BATCH
 
 

@@ -154,8 +154,8 @@ class SQLiteView(KeyedSQLiteTracking, SQLView[TRow], Generic[TRow]):
         self, c: SQLiteCursor, sql: str, params: Sequence[Any]
     ) -> list[TRow]:
         c.execute(sql, params)
-        row_type, decoding = self.row_type, self._decoding
-        return [decode_record(row_type, decoding, row) for row in c.fetchall()]
+        decode = self._decode  # a view may refine its rows (the search view's flags)
+        return [decode(row) for row in c.fetchall()]
 
     def _select(self, c: SQLiteCursor, keys: Collection[str]) -> dict[str, TRow]:
         found: dict[str, TRow] = {}

@@ -153,6 +153,20 @@ def test_sqlite_lists_without_opening_the_application(tmp_path: Path) -> None:
         reference.app.close()
 
 
+def test_sqlite_the_shortcut_reads_the_applications_events_table(
+    tmp_path: Path,
+) -> None:
+    """The shortcut names the library's default events table; a library that
+    renames it fails here, not in a user's listing."""
+    from agentlog.infrastructure.backends.sqlite.listing_shortcut import EVENTS_TABLE
+
+    app = filled(sqlite_url(tmp_path))
+    try:
+        assert getattr(app.recorder, "events_table_name", None) == EVENTS_TABLE
+    finally:
+        app.close()
+
+
 def test_sqlite_views_behind_are_caught_up_by_the_full_open(tmp_path: Path) -> None:
     url = sqlite_url(tmp_path)
     app = filled(url)

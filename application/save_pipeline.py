@@ -8,12 +8,15 @@ instructions a flush, 6% of writing a session with a flush per step
 aggregate by its class, so its events are collected without them; the rest of the
 pipeline is the library's (record, then notify). Anything else, or an application
 configured for the library's own snapshots or aggregate cache, goes the library's
-way. ``tests/infrastructure/test_eventsourcing_seam.py`` pins the pipeline this
+way, and so does a ``Leader`` of the library's process systems, whose
+followers are prompted from the library's save.
+``tests/infrastructure/test_eventsourcing_seam.py`` pins the pipeline this
 reproduces.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 from agentlog.application.configuration import ConfiguredApplication
@@ -41,9 +44,18 @@ class SavePipeline(ConfiguredApplication):
             not isinstance(aggregate, Session)
             or self.snapshotting_intervals
             or self.repository.cache is not None
+            or _is_leader(self)
         ):
             return super().save(*objs, **kwargs)
         events: list[DomainEventProtocol[str]] = list(aggregate.collect_events())
         recordings = self.events.put(events, **kwargs)
         self.notify(events)
         return recordings
+
+
+def _is_leader(app: object) -> bool:
+    """Whether ``app`` is a ``Leader`` of the library's process systems. The
+    module is looked up, not imported: an application can only be a ``Leader``
+    once ``eventsourcing.system`` is loaded, and importing it costs ~12 ms."""
+    system = sys.modules.get("eventsourcing.system")
+    return system is not None and isinstance(app, system.Leader)

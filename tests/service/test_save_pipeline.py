@@ -62,3 +62,27 @@ def test_the_library_save_still_runs_for_what_the_override_does_not_handle() -> 
 def test_sessions_keeps_the_library_notify_hook() -> None:
     """Subclasses hook ``notify`` as on any ``Application`` (the override calls it)."""
     assert Sessions.notify is Application.notify
+
+
+def test_a_leader_saves_the_librarys_way_so_its_followers_are_prompted() -> None:
+    """A ``Sessions`` that leads a process system prompts its followers from the
+    library's ``save``; the override must not skip that."""
+    from eventsourcing.system import Leader
+
+    prompted: list[int] = []
+
+    class Leading(Leader[str], Sessions):
+        def _notify(self, recordings: list[Any]) -> None:
+            prompted.append(len(recordings))
+            super()._notify(recordings)
+
+    app = Leading()
+    handle = app.create_session(cwd="/w", session_id="s")
+    handle.append("turn/start", {"turn": 1, "trigger": TRIGGER})
+    app.save(handle.aggregate)
+    assert prompted == [2]
+    assert [row.originator_version for row in app.recorder.select_events("s")] == [
+        1,
+        2,
+    ]
+    app.close()

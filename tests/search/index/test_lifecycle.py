@@ -25,14 +25,9 @@ from tests.search.index.support import (
 )
 
 
-def test_crash_mid_catch_up_loses_and_doubles_nothing(
-    app: Sessions, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    corpus(app, sessions=6)
-    index = index_of(app)
-    index.PAGE_SIZE = 7
-    view = index.search.view
-    real = type(view)._write  # type: ignore[attr-defined]
+def crashing_third_write(view: Any) -> tuple[Any, Any]:
+    """The view's ``_write`` and a stand-in that is killed at its third call."""
+    real = type(view)._write
     calls = {"n": 0}
 
     def crash(self: Any, c: Any, changes: Any, *rest: Any) -> None:
@@ -41,6 +36,17 @@ def test_crash_mid_catch_up_loses_and_doubles_nothing(
             raise RuntimeError("killed")
         real(self, c, changes, *rest)
 
+    return real, crash
+
+
+def test_crash_mid_catch_up_loses_and_doubles_nothing(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus(app, sessions=6)
+    index = index_of(app)
+    index.PAGE_SIZE = 7
+    view = index.search.view
+    real, crash = crashing_third_write(view)
     monkeypatch.setattr(type(view), "_write", crash)
     with pytest.raises(RuntimeError):
         index.catch_up()
@@ -68,15 +74,7 @@ def test_a_bulk_catch_up_builds_its_indexes_at_the_end_even_after_a_crash(
     by_rows = snapshot(index)
     view = index.search.view
     monkeypatch.setattr(SearchIndex, "BULK_AFTER", 1)
-    real = type(view)._write  # type: ignore[attr-defined]
-    calls = {"n": 0}
-
-    def crash(self: Any, c: Any, changes: Any, *rest: Any) -> None:
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise RuntimeError("killed")
-        real(self, c, changes, *rest)
-
+    real, crash = crashing_third_write(view)
     view.clear(app.name)
     index._positions = {}
     monkeypatch.setattr(type(view), "_write", crash)
